@@ -1,0 +1,115 @@
+/* etw_decode.h - walk a schema over an event's payload and pull typed values.
+ *
+ * A pull-style enumerator in the manner of LinuxTracepoints' eventheader
+ * decoder: begin, then call next until ETW_END. Each call yields one item:
+ *
+ *   SCALAR        one value (a top-level property, a struct member, or one
+ *                 element of an array)
+ *   STRUCT_BEGIN  a struct property starts (its members follow), ..._END
+ *   ARRAY_BEGIN   an array property starts: array_count elements follow
+ *                 (each a SCALAR, or STRUCT_BEGIN..STRUCT_END), ..._END
+ *   UNSUPPORTED   a property that cannot be decoded (unknown in-type, a
+ *                 length it cannot determine, a value cut by the end of the
+ *                 payload); data/size hold its bytes when they are known. If
+ *                 its size is known decoding goes on after it; otherwise the
+ *                 UNSUPPORTED value takes the rest of the payload and the
+ *                 enumeration ends.
+ *
+ * Every read is bounded by the payload; strings and binaries are borrowed
+ * (data/size point into the event's user data). Nothing is allocated: the
+ * cursor holds a fixed-depth stack, and count/length references are read
+ * from a caller-supplied scratch array of at least schema->prop_count
+ * entries (the etw_decoder supplies one sized to its largest schema).
+ *
+ * Strings: `data`/`size` exclude the terminating NUL and any count prefix;
+ * a string that runs to the end of the payload without a NUL is valid
+ * (manifests rely on it). UTF-16 strings are UTF-16LE bytes.
+ */
+#ifndef ETWDECODE_ETW_DECODE_H
+#define ETWDECODE_ETW_DECODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "etw_event.h"
+#include "etw_schema.h"
+#include "etw_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Deepest struct/array nesting the cursor follows; deeper schemas decode
+ * the too-deep property as UNSUPPORTED. */
+#define ETW_DECODE_MAX_DEPTH 32
+
+typedef enum etw_value_kind {
+    ETW_VALUE_SCALAR = 0,
+    ETW_VALUE_STRUCT_BEGIN,
+    ETW_VALUE_STRUCT_END,
+    ETW_VALUE_ARRAY_BEGIN,
+    ETW_VALUE_ARRAY_END,
+    ETW_VALUE_UNSUPPORTED
+} etw_value_kind;
+
+typedef struct etw_value {
+    etw_value_kind kind;
+    const etw_property *prop; /* the schema property (for elements: the array's) */
+    const char *name;         /* prop->name */
+    uint16_t in_type;         /* effective in-type (POINTER/SIZET resolved by width) */
+    uint16_t out_type;        /* effective out-type (0 replaced by the in-type's default) */
+    const uint8_t *data;      /* the value's bytes (borrowed), NULL for BEGIN/END */
+    uint32_t size;
+    uint32_t array_count;     /* ARRAY_BEGIN/END: number of elements */
+    uint32_t array_index;     /* element index, when in_array */
+    uint8_t in_array;         /* 1 for an element of an array */
+    uint8_t depth;            /* 0 for top-level properties */
+    uint8_t pointer_size;     /* the event's pointer width */
+} etw_value;
+
+/* Cursor state: treat as opaque. */
+typedef struct etw_decode_frame {
+    uint16_t first;   /* properties of this level: first .. first+count */
+    uint16_t count;
+    uint16_t next;    /* next property index within the level (0..count) */
+    uint16_t prop;    /* the struct/array property this frame belongs to */
+    uint32_t elems;   /* array: number of elements; struct: 0 */
+    uint32_t elem;    /* array: current element */
+    uint8_t kind;     /* 0 level of properties, 1 array of scalars, 2 array of structs */
+} etw_decode_frame;
+
+typedef struct etw_decode_cursor {
+    const etw_schema *schema;
+    const uint8_t *data;
+    uint32_t size;
+    uint32_t pos;
+    uint8_t pointer_size;
+    uint8_t done;
+    uint16_t depth;
+    uint64_t *refs;           /* scratch: last integer value of each property */
+    size_t refs_len;
+    etw_decode_frame stack[ETW_DECODE_MAX_DEPTH + 1];
+} etw_decode_cursor;
+
+/* Start decoding ev's user data with schema s. refs must hold at least
+ * s->prop_count entries (ETW_E_INVALID_ARG otherwise). */
+etw_status etw_decode_begin(etw_decode_cursor *c, const etw_schema *s,
+                            const etw_event *ev, uint64_t *refs, size_t refs_len);
+
+/* The next item: ETW_OK and *v filled, or ETW_END when the schema is done. */
+etw_status etw_decode_next(etw_decode_cursor *c, etw_value *v);
+
+/* Bytes of the payload not consumed by the schema (after ETW_END). */
+uint32_t etw_decode_remaining(const etw_decode_cursor *c);
+
+/* Convenience readers for a SCALAR (0 when the value is not of that shape):
+ * any integer, boolean, pointer or hex in-type as unsigned / signed 64-bit;
+ * FLOAT/DOUBLE as double. */
+uint64_t etw_value_u64(const etw_value *v);
+int64_t etw_value_i64(const etw_value *v);
+double etw_value_double(const etw_value *v);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

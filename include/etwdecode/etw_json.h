@@ -1,0 +1,49 @@
+/* etw_json.h - render events as JSON Lines, one object per event, per the
+ * project's output contract (docs/json-output.md).
+ *
+ *   etw_json *j;
+ *   etw_json_new(&j, NULL, NULL);
+ *   while (etw_reader_next(r, &ev) == ETW_OK) {
+ *       const char *line; size_t len;
+ *       if (etw_json_event(j, r, &ev, &line, &len) == ETW_OK) fwrite(line, 1, len, out);
+ *   }
+ *   etw_json_free(j);
+ *
+ * The writer owns one growing text buffer: after the largest event has been
+ * written once, formatting allocates nothing. The line it returns ends with
+ * '\n' and is valid until the next call.
+ */
+#ifndef ETWDECODE_ETW_JSON_H
+#define ETWDECODE_ETW_JSON_H
+
+#include <stddef.h>
+
+#include "etw_event.h"
+#include "etw_reader.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct etw_json etw_json;
+
+typedef struct etw_json_options {
+    /* 1: add "raw" (the user data in hex) to every event, not only to those
+     * whose payload is not decoded. */
+    int raw_always;
+} etw_json_options;
+
+etw_status etw_json_new(etw_json **out, const etw_allocator *alloc,
+                        const etw_json_options *opt);
+
+/* Format ev (from reader r) as one JSON line. ETW_E_NOMEM when the buffer
+ * cannot grow. */
+etw_status etw_json_event(etw_json *j, const etw_reader *r, const etw_event *ev,
+                          const char **line, size_t *len);
+
+void etw_json_free(etw_json *j);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,158 @@
+/* etw_reader.h - open an .etl file (or bytes in memory) and pull its events
+ * in timestamp order.
+ *
+ *   etw_reader *r;
+ *   if (etw_reader_open_file(&r, "trace.etl", NULL) != ETW_OK) ...;
+ *   etw_event ev;
+ *   etw_status s;
+ *   while ((s = etw_reader_next(r, &ev)) == ETW_OK) { ...use ev... }
+ *   // s == ETW_END at the end; damage met on the way was reported through
+ *   // the diagnostics callback and counted in etw_reader_stats().
+ *   etw_reader_close(r);
+ *
+ * How the file is read: a first pass reads only the 0x48-byte header of every
+ * buffer and builds a small index (one entry per buffer). Events are then
+ * merged across processors: each processor's buffers are taken in file order
+ * (circular files: in sequence-number order), one current buffer per
+ * processor is held (decompressed when it is compressed), and the event with
+ * the smallest timestamp goes first; equal timestamps keep file order. The
+ * log-file header record is always the first event. Memory is therefore one
+ * buffer per processor plus the index, whatever the file size.
+ *
+ * Damage (a buffer that lies about its size, a record that overruns its
+ * buffer, a buffer that does not decompress) is reported once through
+ * etw_reader_options.on_diag with the file offset; the rest of that buffer is
+ * skipped and reading goes on with the next one. Every event before the
+ * damage is still returned.
+ *
+ * A reader is single-threaded and holds no global state; use one per thread.
+ */
+#ifndef ETWDECODE_ETW_READER_H
+#define ETWDECODE_ETW_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "etw_event.h"
+#include "etw_status.h"
+#include "etw_types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The reader: opaque. */
+typedef struct etw_reader etw_reader;
+
+/* TRACE_LOGFILE_HEADER (evntrace.h), as found in the first record. */
+typedef struct etw_logfile_header {
+    uint32_t buffer_size;
+    uint32_t version;          /* as stored: major in the low byte */
+    uint32_t provider_version; /* OS build number */
+    uint32_t number_of_processors;
+    int64_t end_time;          /* FILETIME */
+    uint32_t timer_resolution; /* 100 ns units */
+    uint32_t maximum_file_size;
+    uint32_t log_file_mode;
+    uint32_t buffers_written;
+    uint32_t start_buffers;
+    uint32_t pointer_size;
+    uint32_t events_lost;
+    uint32_t cpu_speed_mhz;
+    int32_t timezone_bias;     /* minutes, positive west of UTC */
+    int64_t boot_time;         /* FILETIME */
+    int64_t perf_freq;         /* QPC frequency in Hz */
+    int64_t start_time;        /* FILETIME (UTC) of session start */
+    uint32_t reserved_flags;   /* clock type: 1 QPC, 2 system time, 3 CPU cycles */
+    uint32_t buffers_lost;
+    /* The logger (session) name and log file name that follow the fixed
+     * part, as UTF-16LE bytes without the terminating NUL (borrowed from the
+     * reader; valid until etw_reader_close()). */
+    const uint8_t *session_name;
+    uint32_t session_name_bytes;
+    const uint8_t *logfile_name;
+    uint32_t logfile_name_bytes;
+    /* The header record's own fields. */
+    int64_t raw_timestamp;     /* clock value of the header record (time anchor) */
+    uint32_t pid, tid;
+} etw_logfile_header;
+
+/* One problem met while reading. */
+typedef struct etw_diag {
+    etw_status status;
+    uint64_t file_offset;      /* where: buffer start + offset in the buffer */
+    const char *message;       /* English, one line, no trailing newline */
+} etw_diag;
+
+typedef void (*etw_diag_fn)(void *ctx, const etw_diag *diag);
+
+/* Random-access input. read_at copies `size` bytes at `offset` into buf and
+ * returns the number of bytes read (fewer only at the end of the input), or
+ * -1 on error. */
+typedef struct etw_input {
+    long long (*read_at)(void *ctx, uint64_t offset, void *buf, size_t size);
+    uint64_t size;
+    void *ctx;
+} etw_input;
+
+typedef struct etw_reader_options {
+    const etw_allocator *allocator; /* NULL: malloc/free */
+    etw_diag_fn on_diag;            /* NULL: problems are only counted */
+    void *diag_ctx;
+    /* Upper bound for one buffer (its on-disk and decompressed size);
+     * 0 means 64 MiB. Larger buffers are reported and skipped. */
+    uint32_t max_buffer_size;
+    /* 1: return records in file order (no merge across processors). */
+    int file_order;
+} etw_reader_options;
+
+/* What the reader saw so far (complete after ETW_END). */
+typedef struct etw_reader_stats {
+    uint64_t buffers;             /* buffers in the index */
+    uint64_t buffers_compressed;  /* with BufferFlag COMPRESSED */
+    uint64_t buffers_skipped;     /* damaged or unreadable, skipped in full or in part */
+    uint64_t buffers_lost_flag;   /* with BufferFlag BUFFER_LOST / EVENTS_LOST */
+    uint64_t events;              /* records returned */
+    uint64_t events_by_form[ETW_FORM_COUNT_];
+    uint64_t records_skipped;     /* unknown or damaged records skipped */
+    uint64_t problems;            /* diagnostics reported */
+    uint64_t bytes_decompressed;  /* output of the decompressor */
+    int64_t first_timestamp;      /* FILETIME of the earliest/latest event */
+    int64_t last_timestamp;
+} etw_reader_stats;
+
+/* Open a file by path. On failure *out is NULL and the status says why
+ * (ETW_E_IO, ETW_E_NOT_ETL, ETW_E_NOMEM...). */
+etw_status etw_reader_open_file(etw_reader **out, const char *path,
+                                const etw_reader_options *opt);
+
+/* Read from bytes in memory, which must stay valid until close. Uncompressed
+ * buffers are not copied. */
+etw_status etw_reader_open_memory(etw_reader **out, const void *data,
+                                  size_t size, const etw_reader_options *opt);
+
+/* Read through caller-supplied random access. */
+etw_status etw_reader_open_input(etw_reader **out, const etw_input *input,
+                                 const etw_reader_options *opt);
+
+/* The next event in timestamp order: ETW_OK and *ev filled; ETW_END when all
+ * buffers are done; ETW_E_IO when the input fails (reading cannot go on). */
+etw_status etw_reader_next(etw_reader *r, etw_event *ev);
+
+/* The log-file header (valid after a successful open). */
+const etw_logfile_header *etw_reader_logfile(const etw_reader *r);
+
+/* Convert a raw clock value of this trace to UTC FILETIME. */
+int64_t etw_reader_to_filetime(const etw_reader *r, int64_t raw);
+
+const etw_reader_stats *etw_reader_stats_get(const etw_reader *r);
+
+/* Go back to the first event (the index is kept). */
+etw_status etw_reader_rewind(etw_reader *r);
+
+void etw_reader_close(etw_reader *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

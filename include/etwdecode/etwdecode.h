@@ -1,0 +1,38 @@
+/* etwdecode.h - the whole public API of libetwdecode.
+ *
+ * libetwdecode decodes Windows ETW traces (.etl files) on any OS without
+ * tdh.dll. The data flows one way:
+ *
+ *   etw_reader   (etw_reader.h)  file -> buffers -> records -> etw_event,
+ *                                merged across processors in timestamp order
+ *   etw_event    (etw_event.h)   one normalized record, borrowed bytes
+ *   etw_json     (etw_json.h)    an event as one JSON line (the contract in
+ *                                docs/json-output.md)
+ *
+ * Every call returns an etw_status (etw_status.h); nothing keeps global
+ * state; objects take an optional etw_allocator (etw_types.h).
+ */
+#ifndef ETWDECODE_H
+#define ETWDECODE_H
+
+#include "etw_event.h"
+#include "etw_json.h"
+#include "etw_reader.h"
+#include "etw_status.h"
+#include "etw_types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ETWDECODE_VERSION_MAJOR 0
+#define ETWDECODE_VERSION_MINOR 1
+#define ETWDECODE_VERSION_PATCH 0
+
+/* "0.1.0" */
+const char *etw_version_string(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,98 @@
+/* etw_common.c - status texts, GUID helpers, the default allocator. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "etw_alloc.h"
+#include "etw_bytes.h"
+#include "etwdecode/etw_status.h"
+#include "etwdecode/etw_types.h"
+
+const char *etw_strerror(etw_status s) {
+    switch (s) {
+    case ETW_OK: return "success";
+    case ETW_END: return "end of stream";
+    case ETW_E_INVALID_ARG: return "invalid argument";
+    case ETW_E_NOMEM: return "out of memory";
+    case ETW_E_IO: return "input/output error";
+    case ETW_E_NOT_ETL: return "not an ETL file";
+    case ETW_E_TRUNCATED: return "truncated data";
+    case ETW_E_CORRUPT: return "corrupt data";
+    case ETW_E_UNSUPPORTED: return "unsupported construct";
+    case ETW_E_DECOMPRESS: return "buffer does not decompress";
+    case ETW_E_NOT_FOUND: return "not found";
+    case ETW_E_LIMIT: return "limit exceeded";
+    case ETW_E_SMALL_BUFFER: return "output buffer too small";
+    }
+    return "unknown status";
+}
+
+etw_guid etw_guid_read(const uint8_t b[16]) {
+    etw_guid g;
+    g.data1 = etw_le32(b);
+    g.data2 = etw_le16(b + 4);
+    g.data3 = etw_le16(b + 6);
+    memcpy(g.data4, b + 8, 8);
+    return g;
+}
+
+void etw_guid_format(const etw_guid *g, char out[ETW_GUID_STRING_SIZE]) {
+    static const char hex[] = "0123456789abcdef";
+    char *o = out;
+    for (int i = 7; i >= 0; i--) *o++ = hex[(g->data1 >> (4 * i)) & 15];
+    *o++ = '-';
+    for (int i = 3; i >= 0; i--) *o++ = hex[(g->data2 >> (4 * i)) & 15];
+    *o++ = '-';
+    for (int i = 3; i >= 0; i--) *o++ = hex[(g->data3 >> (4 * i)) & 15];
+    *o++ = '-';
+    for (int i = 0; i < 8; i++) {
+        if (i == 2) *o++ = '-';
+        *o++ = hex[g->data4[i] >> 4];
+        *o++ = hex[g->data4[i] & 15];
+    }
+    *o = 0;
+}
+
+int etw_guid_is_zero(const etw_guid *g) {
+    static const uint8_t zero[8];
+    return g->data1 == 0 && g->data2 == 0 && g->data3 == 0 &&
+           memcmp(g->data4, zero, 8) == 0;
+}
+
+int etw_guid_equal(const etw_guid *a, const etw_guid *b) {
+    return a->data1 == b->data1 && a->data2 == b->data2 &&
+           a->data3 == b->data3 && memcmp(a->data4, b->data4, 8) == 0;
+}
+
+static void *default_alloc(void *ctx, size_t n) {
+    (void)ctx;
+    return malloc(n);
+}
+static void default_free(void *ctx, void *p) {
+    (void)ctx;
+    free(p);
+}
+
+etw_allocator etw_allocator_resolve(const etw_allocator *a) {
+    if (a && a->alloc && a->free) return *a;
+    etw_allocator d;
+    d.alloc = default_alloc;
+    d.free = default_free;
+    d.ctx = NULL;
+    return d;
+}
+
+void *etw_calloc(const etw_allocator *a, size_t n, size_t sz) {
+    if (sz && n > (size_t)-1 / sz) return NULL;
+    void *p = etw_alloc(a, n * sz);
+    if (p) memset(p, 0, n * sz == 0 ? 1 : n * sz);
+    return p;
+}
+
+#include "etwdecode/etwdecode.h"
+
+#define ETW_STR2(x) #x
+#define ETW_STR(x) ETW_STR2(x)
+const char *etw_version_string(void) {
+    return ETW_STR(ETWDECODE_VERSION_MAJOR) "." ETW_STR(ETWDECODE_VERSION_MINOR) "." ETW_STR(
+        ETWDECODE_VERSION_PATCH);
+}

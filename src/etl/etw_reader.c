@@ -1,0 +1,626 @@
+/* etw_reader.c - ETL file -> buffers -> records -> etw_event, in timestamp
+ * order. See include/etwdecode/etw_reader.h for the reading strategy. */
+#include "etwdecode/etw_reader.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../common/etw_alloc.h"
+#include "../common/etw_bytes.h"
+#include "etw_buffer.h"
+#include "etw_file.h"
+#include "etw_logfile.h"
+#include "etw_merge.h"
+#include "etw_record.h"
+#include "etw_xpress.h"
+
+/* Default upper bound for one buffer: Windows caps buffers at 16 MiB since
+ * Windows 8 (1 MiB before); leave room for decompression. */
+#define DEFAULT_MAX_BUFFER (64u * 1024u * 1024u)
+/* Processor numbers fit in 11 bits (ETW_BUFFER_PROC_INDEX_MASK). */
+#define MAX_CPUS 2048u
+/* Window read at a time while searching for the next buffer after damage. */
+#define RESYNC_WINDOW (64u * 1024u)
+
+typedef struct buf_entry {
+    uint64_t offset;    /* file offset of the buffer header */
+    uint32_t disk_size; /* bytes of the buffer present in the file */
+    uint32_t data_end;  /* end of data incl. header (decompressed size when compressed) */
+    int64_t sequence;
+    uint16_t cpu;
+    uint16_t flags;
+    uint16_t type;
+} buf_entry;
+
+typedef struct stream {
+    uint32_t first;     /* its buffers: r->order[first .. first+n) */
+    uint32_t n;
+    uint32_t next;      /* next buffer to load (0..n) */
+    uint32_t buf;       /* index of the current buffer in r->bufs */
+    const uint8_t *data; /* current buffer: header + records (decompressed) */
+    uint32_t end;
+    uint32_t pos;
+    uint8_t *mem;       /* owned storage for data (file input / decompression) */
+    size_t mem_cap;
+    int64_t last_raw;
+    etw_event ev;       /* the stream's next event */
+} stream;
+
+struct etw_reader {
+    etw_allocator alloc;
+    etw_reader_options opt;
+    etw_input in;
+    etw_file *file;          /* owned when opened by path */
+    const uint8_t *mem;      /* memory input, or NULL */
+    uint32_t max_buffer;
+
+    buf_entry *bufs;
+    uint32_t nbufs;
+    uint32_t *order;         /* buffer indices grouped by stream */
+    stream *streams;
+    uint32_t nstreams;
+    etw_merge merge;
+    int pending;             /* stream whose event was returned last, or -1 */
+    int header_done;
+
+    etw_logfile_header lf;
+    etw_event lf_event;
+    uint8_t *lf_payload;     /* copy of the header record's payload */
+    uint8_t ptr_size;
+
+    int clock_identity;      /* raw values already are FILETIMEs */
+    int64_t clock_freq;      /* ticks per second of the raw clock */
+    int64_t ref_raw;
+    int64_t ref_ft;
+
+    uint8_t *tmp;            /* compressed input / resync window */
+    size_t tmp_cap;
+
+    etw_reader_stats stats;
+    char msg[192];
+};
+
+/* --- diagnostics ------------------------------------------------------- */
+
+static void diag(etw_reader *r, etw_status s, uint64_t offset, const char *text) {
+    r->stats.problems++;
+    if (!r->opt.on_diag) return;
+    etw_diag d;
+    d.status = s;
+    d.file_offset = offset;
+    d.message = text;
+    r->opt.on_diag(r->opt.diag_ctx, &d);
+}
+
+/* --- input ------------------------------------------------------------- */
+
+static long long mem_read_at(void *ctx, uint64_t off, void *buf, size_t n) {
+    etw_reader *r = ctx;
+    if (off >= r->in.size) return 0;
+    if (n > r->in.size - off) n = (size_t)(r->in.size - off);
+    memcpy(buf, r->mem + off, n);
+    return (long long)n;
+}
+
+static int grow(etw_reader *r, uint8_t **p, size_t *cap, size_t need) {
+    if (*cap >= need) return 1;
+    size_t c = *cap ? *cap : 4096;
+    while (c < need) c *= 2;
+    uint8_t *q = etw_alloc(&r->alloc, c);
+    if (!q) return 0;
+    etw_free(&r->alloc, *p);
+    *p = q;
+    *cap = c;
+    return 1;
+}
+
+/* Borrow n bytes at off: directly from memory input, else read into *dst. */
+static const uint8_t *fetch(etw_reader *r, uint64_t off, size_t n, uint8_t **dst,
+                            size_t *cap, size_t *got) {
+    if (r->mem) {
+        *got = off >= r->in.size ? 0 : (size_t)(r->in.size - off < n ? r->in.size - off : n);
+        return r->mem + off;
+    }
+    if (!grow(r, dst, cap, n)) return NULL;
+    long long k = r->in.read_at(r->in.ctx, off, *dst, n);
+    if (k < 0) return NULL;
+    *got = (size_t)k;
+    return *dst;
+}
+
+/* --- the buffer index ---------------------------------------------------- */
+
+/* Does a buffer header that we can believe start at off? */
+static int plausible_at(etw_reader *r, uint64_t off, etw_buffer_header *h) {
+    uint8_t raw[ETW_BUFFER_HEADER_SIZE + 4];
+    if (off > r->in.size || r->in.size - off < sizeof raw) return 0;
+    if (r->in.read_at(r->in.ctx, off, raw, sizeof raw) != (long long)sizeof raw) return 0;
+    const char *msg;
+    if (etw_buffer_header_parse(raw, h, &msg) != ETW_OK) return 0;
+    if (h->buffer_size > r->max_buffer || h->type > 8 || (h->flags & ~0x7Fu)) return 0;
+    if (h->filled_bytes < ETW_BUFFER_HEADER_SIZE || h->filled_bytes > r->max_buffer) return 0;
+    if (h->flags & ETW_BUFFER_FLAG_COMPRESSED) return 1;
+    if (h->filled_bytes > h->buffer_size) return 0;
+    uint8_t f = raw[ETW_BUFFER_HEADER_SIZE + 3];
+    return h->filled_bytes == ETW_BUFFER_HEADER_SIZE || (f & 0xC0) == 0xC0 || (f & 0xD0) == 0x90;
+}
+
+/* After damage at `from`: the offset of the next believable buffer header,
+ * or the input size when there is none. */
+static uint64_t resync(etw_reader *r, uint64_t from) {
+    etw_buffer_header h;
+    for (uint64_t off = from; off < r->in.size; off++) {
+        if (plausible_at(r, off, &h)) return off;
+    }
+    return r->in.size;
+}
+
+static etw_status index_push(etw_reader *r, uint32_t *cap, const buf_entry *e) {
+    if (r->nbufs == *cap) {
+        uint32_t nc = *cap ? *cap * 2 : 64;
+        buf_entry *nb = etw_calloc(&r->alloc, nc, sizeof *nb);
+        if (!nb) return ETW_E_NOMEM;
+        if (r->nbufs) memcpy(nb, r->bufs, r->nbufs * sizeof *nb);
+        etw_free(&r->alloc, r->bufs);
+        r->bufs = nb;
+        *cap = nc;
+    }
+    r->bufs[r->nbufs++] = *e;
+    return ETW_OK;
+}
+
+static etw_status build_index(etw_reader *r) {
+    uint32_t cap = 0;
+    uint64_t off = 0;
+    while (off < r->in.size) {
+        etw_buffer_header h;
+        uint8_t raw[ETW_BUFFER_HEADER_SIZE];
+        const char *msg = NULL;
+        if (r->in.size - off < ETW_BUFFER_HEADER_SIZE) {
+            snprintf(r->msg, sizeof r->msg, "%llu bytes after the last buffer are not a buffer",
+                     (unsigned long long)(r->in.size - off));
+            diag(r, ETW_E_TRUNCATED, off, r->msg);
+            break;
+        }
+        long long k = r->in.read_at(r->in.ctx, off, raw, sizeof raw);
+        if (k < 0) return ETW_E_IO;
+        etw_status s = etw_buffer_header_parse(raw, &h, &msg);
+        if (s == ETW_OK && h.buffer_size > r->max_buffer) {
+            s = ETW_E_LIMIT;
+            msg = "buffer size above the limit";
+        }
+        if (s != ETW_OK) {
+            if (r->nbufs == 0) return ETW_E_NOT_ETL;
+            uint64_t next = resync(r, off + 1);
+            snprintf(r->msg, sizeof r->msg, "%s; skipped %llu bytes to the next buffer", msg,
+                     (unsigned long long)(next - off));
+            diag(r, s, off, r->msg);
+            r->stats.buffers_skipped++;
+            off = next;
+            continue;
+        }
+        buf_entry e;
+        e.offset = off;
+        e.disk_size = h.buffer_size;
+        e.sequence = h.sequence;
+        e.cpu = h.cpu;
+        e.flags = h.flags;
+        e.type = h.type;
+        uint64_t next = off + h.buffer_size;
+        if (h.buffer_size > r->in.size - off) {
+            e.disk_size = (uint32_t)(r->in.size - off);
+            next = r->in.size;
+            snprintf(r->msg, sizeof r->msg, "buffer of %u bytes cut by the end of the file after %u bytes",
+                     h.buffer_size, e.disk_size);
+            diag(r, ETW_E_TRUNCATED, off, r->msg);
+        } else if (next < r->in.size) {
+            etw_buffer_header nh;
+            if (!plausible_at(r, next, &nh)) {
+                /* The size does not lead to a buffer: it lies, or the next
+                 * buffer is damaged. Take the next believable header. */
+                uint64_t found = resync(r, off + ETW_BUFFER_HEADER_SIZE);
+                if (found != next) {
+                    snprintf(r->msg, sizeof r->msg,
+                             "buffer size %u does not lead to a buffer; next buffer found %llu bytes on",
+                             h.buffer_size, (unsigned long long)(found - off));
+                    diag(r, ETW_E_CORRUPT, off, r->msg);
+                    if (found < next) e.disk_size = (uint32_t)(found - off);
+                    next = found;
+                }
+            }
+        }
+        if (h.flags & ETW_BUFFER_FLAG_COMPRESSED) {
+            e.data_end = h.filled_bytes;
+            if (e.data_end < ETW_BUFFER_HEADER_SIZE || e.data_end > r->max_buffer) e.data_end = r->max_buffer;
+            r->stats.buffers_compressed++;
+        } else {
+            e.data_end = etw_buffer_data_end(&h);
+            if (e.data_end > e.disk_size) e.data_end = e.disk_size;
+        }
+        if (h.flags & (ETW_BUFFER_FLAG_EVENTS_LOST | ETW_BUFFER_FLAG_BUFFER_LOST)) r->stats.buffers_lost_flag++;
+        s = index_push(r, &cap, &e);
+        if (s != ETW_OK) return s;
+        off = next;
+    }
+    r->stats.buffers = r->nbufs;
+    return r->nbufs ? ETW_OK : ETW_E_NOT_ETL;
+}
+
+/* --- loading one buffer ------------------------------------------------ */
+
+static int load_buffer(etw_reader *r, stream *st, uint32_t bi) {
+    const buf_entry *b = &r->bufs[bi];
+    size_t got = 0;
+    st->buf = bi;
+    st->pos = ETW_BUFFER_HEADER_SIZE;
+    if (!(b->flags & ETW_BUFFER_FLAG_COMPRESSED)) {
+        const uint8_t *p = fetch(r, b->offset, b->data_end, &st->mem, &st->mem_cap, &got);
+        if (!p) {
+            diag(r, ETW_E_IO, b->offset, "buffer could not be read");
+            return 0;
+        }
+        st->data = p;
+        st->end = (uint32_t)got;
+        return 1;
+    }
+    size_t in_len = b->disk_size - ETW_BUFFER_HEADER_SIZE;
+    const uint8_t *in = fetch(r, b->offset, b->disk_size, &r->tmp, &r->tmp_cap, &got);
+    if (!in || got < ETW_BUFFER_HEADER_SIZE) {
+        diag(r, ETW_E_IO, b->offset, "buffer could not be read");
+        return 0;
+    }
+    in_len = got - ETW_BUFFER_HEADER_SIZE;
+    size_t out_cap = b->data_end - ETW_BUFFER_HEADER_SIZE;
+    if (!grow(r, &st->mem, &st->mem_cap, ETW_BUFFER_HEADER_SIZE + out_cap)) {
+        diag(r, ETW_E_NOMEM, b->offset, "no memory for a decompressed buffer");
+        return 0;
+    }
+    memcpy(st->mem, in, ETW_BUFFER_HEADER_SIZE);
+    size_t out_len = 0;
+    etw_status s = etw_xpress_decompress(in + ETW_BUFFER_HEADER_SIZE, in_len,
+                                         st->mem + ETW_BUFFER_HEADER_SIZE, out_cap, &out_len);
+    if (s != ETW_OK) {
+        snprintf(r->msg, sizeof r->msg, "compressed buffer %s after %zu of %zu bytes",
+                 s == ETW_E_SMALL_BUFFER ? "decompresses to more than its stated size"
+                                         : "does not decompress",
+                 out_len, out_cap);
+        diag(r, ETW_E_DECOMPRESS, b->offset, r->msg);
+        r->stats.buffers_skipped++;
+    }
+    r->stats.bytes_decompressed += out_len;
+    st->data = st->mem;
+    st->end = (uint32_t)(ETW_BUFFER_HEADER_SIZE + out_len);
+    return 1;
+}
+
+/* --- time ---------------------------------------------------------------- */
+
+int64_t etw_reader_to_filetime(const etw_reader *r, int64_t raw) {
+    if (r->clock_identity) return raw;
+    int64_t d = raw - r->ref_raw;
+    int64_t f = r->clock_freq;
+    int64_t q = d / f, rem = d % f;
+    /* q * 1e7 + rem * 1e7 / f without overflow for any realistic frequency */
+    int64_t frac;
+    if (rem > INT64_MAX / 10000000 || rem < -(INT64_MAX / 10000000))
+        frac = (int64_t)((long double)rem * 10000000.0L / (long double)f);
+    else
+        frac = rem * 10000000 / f;
+    return r->ref_ft + q * 10000000 + frac;
+}
+
+static void setup_clock(etw_reader *r) {
+    r->ref_raw = r->lf.raw_timestamp;
+    r->ref_ft = r->lf.start_time;
+    r->clock_identity = 0;
+    switch (r->lf.reserved_flags) {
+    case ETW_CLOCK_SYSTEM_TIME:
+        r->clock_freq = 10000000;
+        break;
+    case ETW_CLOCK_CPU_CYCLES:
+        r->clock_freq = (int64_t)r->lf.cpu_speed_mhz * 1000000;
+        break;
+    default: /* QPC, and raw traces that still state a frequency */
+        r->clock_freq = r->lf.perf_freq;
+        break;
+    }
+    if (r->clock_freq <= 0) r->clock_freq = 10000000;
+}
+
+/* --- streams ------------------------------------------------------------- */
+
+/* Parse the stream's next record into st->ev. 1 on success, 0 at its end. */
+static int stream_advance(etw_reader *r, stream *st) {
+    for (;;) {
+        if (st->data && st->pos < st->end) {
+            uint32_t adv = 0;
+            const char *msg = NULL;
+            const buf_entry *b = &r->bufs[st->buf];
+            etw_status s = etw_record_parse(st->data + st->pos, st->end - st->pos, r->ptr_size,
+                                            &st->ev, &adv, &msg);
+            if (s == ETW_OK) {
+                etw_event *ev = &st->ev;
+                uint32_t at = st->pos;
+                st->pos += adv;
+                if (st->buf == 0 && at == ETW_BUFFER_HEADER_SIZE) continue; /* the log-file header */
+                if (ev->form == ETW_FORM_MESSAGE && ev->raw_timestamp == 0) ev->raw_timestamp = st->last_raw;
+                st->last_raw = ev->raw_timestamp;
+                ev->cpu = r->bufs[st->buf].cpu;
+                if (b->flags & ETW_BUFFER_FLAG_PROC_INDEX) ev->flags |= ETW_EVENT_FLAG_PROCESSOR_INDEX;
+                ev->buffer_file_offset = b->offset;
+                ev->record_offset = at;
+                ev->buffer_compressed = (b->flags & ETW_BUFFER_FLAG_COMPRESSED) != 0;
+                ev->timestamp = etw_reader_to_filetime(r, ev->raw_timestamp);
+                return 1;
+            }
+            if (s != ETW_END) {
+                if (b->flags & ETW_BUFFER_FLAG_COMPRESSED)
+                    snprintf(r->msg, sizeof r->msg,
+                             "%s (at offset 0x%x of the decompressed buffer); rest of the buffer skipped",
+                             msg, st->pos);
+                else
+                    snprintf(r->msg, sizeof r->msg, "%s; rest of the buffer skipped", msg);
+                diag(r, s, b->offset + ((b->flags & ETW_BUFFER_FLAG_COMPRESSED) ? 0 : st->pos), r->msg);
+                r->stats.records_skipped++;
+                r->stats.buffers_skipped++;
+            }
+            st->pos = st->end;
+        }
+        if (st->next >= st->n) return 0;
+        uint32_t bi = r->order[st->first + st->next++];
+        if (!load_buffer(r, st, bi)) st->data = NULL;
+    }
+}
+
+static void stream_key(etw_reader *r, uint32_t i) {
+    stream *st = &r->streams[i];
+    etw_merge_key *k = &r->merge.keys[i];
+    k->timestamp = st->ev.raw_timestamp;
+    k->file_offset = st->ev.buffer_file_offset;
+    k->record_offset = st->ev.record_offset;
+}
+
+static etw_status start_streams(etw_reader *r) {
+    r->merge.count = 0;
+    r->pending = -1;
+    r->header_done = 0;
+    for (uint32_t i = 0; i < r->nstreams; i++) {
+        stream *st = &r->streams[i];
+        st->next = 0;
+        st->data = NULL;
+        st->pos = st->end = 0;
+        st->last_raw = r->lf.raw_timestamp;
+        if (stream_advance(r, st)) {
+            stream_key(r, i);
+            etw_merge_push(&r->merge, i);
+        }
+    }
+    return ETW_OK;
+}
+
+static int cmp_seq(const buf_entry *a, const buf_entry *b) {
+    return a->sequence < b->sequence ? -1 : a->sequence > b->sequence;
+}
+
+static etw_status build_streams(etw_reader *r) {
+    int32_t *map = etw_calloc(&r->alloc, MAX_CPUS, sizeof *map);
+    uint32_t *count = etw_calloc(&r->alloc, MAX_CPUS, sizeof *count);
+    r->order = etw_calloc(&r->alloc, r->nbufs, sizeof *r->order);
+    etw_status s = ETW_E_NOMEM;
+    if (!map || !count || !r->order) goto done;
+    for (uint32_t i = 0; i < MAX_CPUS; i++) map[i] = -1;
+    r->nstreams = 0;
+    for (uint32_t i = 0; i < r->nbufs; i++) {
+        uint16_t key = r->opt.file_order ? 0 : r->bufs[i].cpu;
+        if (map[key] < 0) map[key] = (int32_t)r->nstreams++;
+        count[map[key]]++;
+    }
+    r->streams = etw_calloc(&r->alloc, r->nstreams, sizeof *r->streams);
+    r->merge.heap = etw_calloc(&r->alloc, r->nstreams, sizeof *r->merge.heap);
+    r->merge.keys = etw_calloc(&r->alloc, r->nstreams, sizeof *r->merge.keys);
+    if (!r->streams || !r->merge.heap || !r->merge.keys) goto done;
+    r->merge.cap = r->nstreams;
+    uint32_t first = 0;
+    for (uint32_t i = 0; i < r->nstreams; i++) {
+        r->streams[i].first = first;
+        first += count[i];
+    }
+    for (uint32_t i = 0; i < r->nbufs; i++) {
+        stream *st = &r->streams[map[r->opt.file_order ? 0 : r->bufs[i].cpu]];
+        r->order[st->first + st->n++] = i;
+    }
+    /* A circular file may hold a processor's buffers out of order: order
+     * them by sequence number (insertion sort: stable, lists are short). */
+    if ((r->lf.log_file_mode & ETW_LOGFILE_MODE_CIRCULAR) && !r->opt.file_order) {
+        for (uint32_t i = 0; i < r->nstreams; i++) {
+            uint32_t *o = r->order + r->streams[i].first;
+            for (uint32_t a = 1; a < r->streams[i].n; a++) {
+                uint32_t v = o[a];
+                uint32_t b = a;
+                while (b > 0 && o[b - 1] != 0 && cmp_seq(&r->bufs[o[b - 1]], &r->bufs[v]) > 0) {
+                    o[b] = o[b - 1];
+                    b--;
+                }
+                o[b] = v;
+            }
+        }
+    }
+    s = ETW_OK;
+done:
+    etw_free(&r->alloc, map);
+    etw_free(&r->alloc, count);
+    return s;
+}
+
+/* --- the log-file header ------------------------------------------------- */
+
+static etw_status read_header(etw_reader *r) {
+    stream tmp;
+    memset(&tmp, 0, sizeof tmp);
+    if (r->bufs[0].offset != 0 || !load_buffer(r, &tmp, 0)) return ETW_E_NOT_ETL;
+    etw_event ev;
+    uint32_t adv;
+    const char *msg;
+    etw_status s = ETW_E_NOT_ETL;
+    if (etw_record_parse(tmp.data + ETW_BUFFER_HEADER_SIZE, tmp.end - ETW_BUFFER_HEADER_SIZE, 8,
+                         &ev, &adv, &msg) != ETW_OK)
+        goto done;
+    if ((ev.form != ETW_FORM_SYSTEM && ev.form != ETW_FORM_COMPACT) ||
+        ev.group != ETW_HOOK_GROUP_HEADER || ev.opcode != ETW_HOOK_TYPE_LOGFILE_HEADER)
+        goto done;
+    r->lf_payload = etw_alloc(&r->alloc, ev.user_data_len);
+    if (!r->lf_payload) {
+        s = ETW_E_NOMEM;
+        goto done;
+    }
+    memcpy(r->lf_payload, ev.user_data, ev.user_data_len);
+    if (etw_logfile_parse(r->lf_payload, ev.user_data_len, ev.pointer_size, &r->lf) != ETW_OK)
+        goto done;
+    r->lf.raw_timestamp = ev.raw_timestamp;
+    r->lf.pid = ev.pid;
+    r->lf.tid = ev.tid;
+    r->ptr_size = (r->lf.pointer_size == 4 || r->lf.pointer_size == 8) ? (uint8_t)r->lf.pointer_size
+                                                                        : ev.pointer_size;
+    ev.user_data = r->lf_payload;
+    ev.cpu = r->bufs[0].cpu;
+    ev.buffer_file_offset = 0;
+    ev.record_offset = ETW_BUFFER_HEADER_SIZE;
+    ev.is_logfile_header = 1;
+    r->lf_event = ev;
+    s = ETW_OK;
+done:
+    etw_free(&r->alloc, tmp.mem);
+    return s;
+}
+
+/* --- public API ---------------------------------------------------------- */
+
+static etw_status open_common(etw_reader **out, etw_reader *r) {
+    etw_status s = build_index(r);
+    if (s == ETW_OK) s = read_header(r);
+    if (s == ETW_OK) {
+        setup_clock(r);
+        r->lf_event.timestamp = etw_reader_to_filetime(r, r->lf_event.raw_timestamp);
+        s = build_streams(r);
+    }
+    if (s == ETW_OK) s = start_streams(r);
+    if (s != ETW_OK) {
+        etw_reader_close(r);
+        return s;
+    }
+    r->stats.first_timestamp = r->lf_event.timestamp;
+    r->stats.last_timestamp = r->lf_event.timestamp;
+    *out = r;
+    return ETW_OK;
+}
+
+static etw_reader *reader_new(const etw_reader_options *opt) {
+    etw_allocator a = etw_allocator_resolve(opt ? opt->allocator : NULL);
+    etw_reader *r = etw_calloc(&a, 1, sizeof *r);
+    if (!r) return NULL;
+    r->alloc = a;
+    if (opt) r->opt = *opt;
+    r->max_buffer = r->opt.max_buffer_size ? r->opt.max_buffer_size : DEFAULT_MAX_BUFFER;
+    if (r->max_buffer < ETW_BUFFER_HEADER_SIZE + 8) r->max_buffer = ETW_BUFFER_HEADER_SIZE + 8;
+    r->pending = -1;
+    return r;
+}
+
+etw_status etw_reader_open_input(etw_reader **out, const etw_input *input,
+                                 const etw_reader_options *opt) {
+    if (!out || !input || !input->read_at) return ETW_E_INVALID_ARG;
+    *out = NULL;
+    etw_reader *r = reader_new(opt);
+    if (!r) return ETW_E_NOMEM;
+    r->in = *input;
+    return open_common(out, r);
+}
+
+etw_status etw_reader_open_memory(etw_reader **out, const void *data, size_t size,
+                                  const etw_reader_options *opt) {
+    if (!out || (!data && size)) return ETW_E_INVALID_ARG;
+    *out = NULL;
+    etw_reader *r = reader_new(opt);
+    if (!r) return ETW_E_NOMEM;
+    r->mem = data;
+    r->in.read_at = mem_read_at;
+    r->in.ctx = r;
+    r->in.size = size;
+    return open_common(out, r);
+}
+
+etw_status etw_reader_open_file(etw_reader **out, const char *path,
+                                const etw_reader_options *opt) {
+    if (!out || !path) return ETW_E_INVALID_ARG;
+    *out = NULL;
+    etw_reader *r = reader_new(opt);
+    if (!r) return ETW_E_NOMEM;
+    etw_status s = etw_file_open(&r->alloc, path, &r->file, &r->in);
+    if (s != ETW_OK) {
+        etw_reader_close(r);
+        return s;
+    }
+    return open_common(out, r);
+}
+
+etw_status etw_reader_next(etw_reader *r, etw_event *ev) {
+    if (!r || !ev) return ETW_E_INVALID_ARG;
+    if (!r->header_done) {
+        r->header_done = 1;
+        *ev = r->lf_event;
+        r->stats.events++;
+        r->stats.events_by_form[ev->form]++;
+        return ETW_OK;
+    }
+    if (r->pending >= 0) {
+        uint32_t i = (uint32_t)r->pending;
+        r->pending = -1;
+        if (stream_advance(r, &r->streams[i])) {
+            stream_key(r, i);
+            etw_merge_update_top(&r->merge);
+        } else {
+            etw_merge_pop(&r->merge);
+        }
+    }
+    if (r->merge.count == 0) return ETW_END;
+    uint32_t top = etw_merge_top(&r->merge);
+    *ev = r->streams[top].ev;
+    r->pending = (int)top;
+    r->stats.events++;
+    r->stats.events_by_form[ev->form]++;
+    if (ev->timestamp < r->stats.first_timestamp) r->stats.first_timestamp = ev->timestamp;
+    if (ev->timestamp > r->stats.last_timestamp) r->stats.last_timestamp = ev->timestamp;
+    return ETW_OK;
+}
+
+const etw_logfile_header *etw_reader_logfile(const etw_reader *r) { return r ? &r->lf : NULL; }
+
+const etw_reader_stats *etw_reader_stats_get(const etw_reader *r) { return r ? &r->stats : NULL; }
+
+etw_status etw_reader_rewind(etw_reader *r) {
+    if (!r) return ETW_E_INVALID_ARG;
+    uint64_t keep_buffers = r->stats.buffers, keep_compressed = r->stats.buffers_compressed;
+    uint64_t keep_lost = r->stats.buffers_lost_flag;
+    memset(&r->stats, 0, sizeof r->stats);
+    r->stats.buffers = keep_buffers;
+    r->stats.buffers_compressed = keep_compressed;
+    r->stats.buffers_lost_flag = keep_lost;
+    r->stats.first_timestamp = r->stats.last_timestamp = r->lf_event.timestamp;
+    return start_streams(r);
+}
+
+void etw_reader_close(etw_reader *r) {
+    if (!r) return;
+    etw_allocator a = r->alloc;
+    if (r->streams)
+        for (uint32_t i = 0; i < r->nstreams; i++) etw_free(&a, r->streams[i].mem);
+    etw_free(&a, r->streams);
+    etw_free(&a, r->merge.heap);
+    etw_free(&a, r->merge.keys);
+    etw_free(&a, r->order);
+    etw_free(&a, r->bufs);
+    etw_free(&a, r->lf_payload);
+    etw_free(&a, r->tmp);
+    if (r->file) etw_file_close(&a, r->file);
+    etw_free(&a, r);
+}

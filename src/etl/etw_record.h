@@ -1,0 +1,34 @@
+/* etw_record.h - parse one event record inside a (decompressed) buffer into
+ * an etw_event. Knows every header form; knows nothing about buffers. */
+#ifndef ETW_RECORD_H
+#define ETW_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "etwdecode/etw_event.h"
+
+/* The u32 found where a record would start in the unused tail of a buffer
+ * (the tail is 0xFF-filled; dissect.etl and airbus etl-parser stop there). */
+#define ETW_RECORD_END_MARKER 0xFFFFFFFFu
+
+/* Parse the record at p[0..avail). On ETW_OK, *ev is filled except for the
+ * fields the buffer supplies (cpu, timestamp, buffer offsets) and
+ * *advance is the 8-aligned distance to the next record. ETW_END when p
+ * holds the end marker or fewer than 4 bytes. ETW_E_TRUNCATED / ETW_E_CORRUPT
+ * / ETW_E_UNSUPPORTED when the record cannot be parsed: its size cannot be
+ * trusted, so the caller abandons the rest of the buffer. `msg` receives a
+ * static one-line reason. default_pointer_size is the trace's pointer size,
+ * used where a record does not say (MESSAGE records without a pointer flag). */
+etw_status etw_record_parse(const uint8_t *p, size_t avail,
+                            uint8_t default_pointer_size, etw_event *ev,
+                            uint32_t *advance, const char **msg);
+
+/* The event-class GUID of a kernel hook group (and type, for the hooks that
+ * belong to another class); NULL for an unknown group. */
+const etw_guid *etw_kernel_group_guid(uint8_t group, uint8_t type);
+
+/* PerfView's name for a kernel group ("Process", "DiskIO", ...), or NULL. */
+const char *etw_kernel_group_name(uint8_t group, uint8_t type);
+
+#endif

@@ -1,0 +1,204 @@
+/* etw_json.c - one event -> one JSON line (docs/json-output.md). */
+#include "etwdecode/etw_json.h"
+
+#include "../common/etw_alloc.h"
+#include "../common/etw_bytes.h"
+#include "etw_event_names.h"
+#include "etw_text.h"
+
+struct etw_json {
+    etw_allocator alloc;
+    etw_json_options opt;
+    etw_text text;
+};
+
+etw_status etw_json_new(etw_json **out, const etw_allocator *alloc,
+                        const etw_json_options *opt) {
+    if (!out) return ETW_E_INVALID_ARG;
+    etw_allocator a = etw_allocator_resolve(alloc);
+    etw_json *j = etw_calloc(&a, 1, sizeof *j);
+    if (!j) return ETW_E_NOMEM;
+    j->alloc = a;
+    if (opt) j->opt = *opt;
+    etw_text_init(&j->text, &a);
+    *out = j;
+    return ETW_OK;
+}
+
+void etw_json_free(etw_json *j) {
+    if (!j) return;
+    etw_allocator a = j->alloc;
+    etw_text_free(&j->text);
+    etw_free(&a, j);
+}
+
+static void key(etw_text *t, const char *k) {
+    etw_text_putc(t, ',');
+    etw_text_putc(t, '"');
+    etw_text_puts(t, k);
+    etw_text_putc(t, '"');
+    etw_text_putc(t, ':');
+}
+
+static void guid_value(etw_text *t, const etw_guid *g) {
+    char s[ETW_GUID_STRING_SIZE];
+    etw_guid_format(g, s);
+    etw_text_putc(t, '"');
+    etw_text_put(t, s, ETW_GUID_STRING_SIZE - 1);
+    etw_text_putc(t, '"');
+}
+
+static void time_value(etw_text *t, int64_t ft) {
+    size_t mark = t->len;
+    etw_text_putc(t, '"');
+    if (etw_text_filetime(t, ft) != ETW_OK) {
+        t->len = mark;
+        etw_text_puts(t, "null");
+        return;
+    }
+    etw_text_putc(t, '"');
+}
+
+/* A FILETIME field: 0 means "no time" (null), per the contract. */
+static void filetime_field(etw_text *t, const char *k, int64_t ft) {
+    key(t, k);
+    if (ft == 0) etw_text_puts(t, "null");
+    else time_value(t, ft);
+}
+
+static void id_value(etw_text *t, uint32_t v) {
+    if (v == ETW_NO_ID) etw_text_puts(t, "-1");
+    else etw_text_u64(t, v);
+}
+
+static void u64_field(etw_text *t, const char *k, uint64_t v) {
+    key(t, k);
+    etw_text_u64(t, v);
+}
+
+/* The log-file header's members, named as PerfView names them. */
+static void logfile_fields(etw_text *t, const etw_logfile_header *h) {
+    etw_text_puts(t, "{\"BufferSize\":");
+    etw_text_u64(t, h->buffer_size);
+    u64_field(t, "Version", h->version);
+    u64_field(t, "ProviderVersion", h->provider_version);
+    u64_field(t, "NumberOfProcessors", h->number_of_processors);
+    filetime_field(t, "EndTime", h->end_time);
+    u64_field(t, "TimerResolution", h->timer_resolution);
+    u64_field(t, "MaxFileSize", h->maximum_file_size);
+    u64_field(t, "LogFileMode", h->log_file_mode);
+    u64_field(t, "BuffersWritten", h->buffers_written);
+    u64_field(t, "StartBuffers", h->start_buffers);
+    u64_field(t, "PointerSize", h->pointer_size);
+    u64_field(t, "EventsLost", h->events_lost);
+    u64_field(t, "CPUSpeed", h->cpu_speed_mhz);
+    filetime_field(t, "BootTime", h->boot_time);
+    key(t, "PerfFreq");
+    etw_text_i64(t, h->perf_freq);
+    filetime_field(t, "StartTime", h->start_time);
+    u64_field(t, "ReservedFlags", h->reserved_flags);
+    u64_field(t, "BuffersLost", h->buffers_lost);
+    key(t, "SessionName");
+    etw_text_json_utf16le(t, h->session_name, h->session_name_bytes);
+    key(t, "LogFileName");
+    etw_text_json_utf16le(t, h->logfile_name, h->logfile_name_bytes);
+    key(t, "UtcOffsetMinutes");
+    etw_text_i64(t, h->timezone_bias);
+    etw_text_putc(t, '}');
+}
+
+/* activity ids, container id and stack from the extended items. */
+static void ext_fields(etw_text *t, const etw_event *ev) {
+    etw_ext_item it;
+    uint32_t pos = 0;
+    int stack_done = 0;
+    while (etw_event_next_ext(ev, &pos, &it) == ETW_OK) {
+        switch (it.type) {
+        case ETW_EXT_RELATED_ACTIVITYID:
+        case ETW_EXT_CONTAINER_ID:
+            if (it.size >= 16) {
+                etw_guid g = etw_guid_read(it.data);
+                if (!etw_guid_is_zero(&g)) {
+                    key(t, it.type == ETW_EXT_CONTAINER_ID ? "container_id" : "related_activity_id");
+                    guid_value(t, &g);
+                }
+            }
+            break;
+        case ETW_EXT_STACK_TRACE32:
+        case ETW_EXT_STACK_TRACE64: {
+            /* u64 MatchId, then 4- or 8-byte addresses (evntcons.h). */
+            if (stack_done || it.size < 8) break;
+            stack_done = 1;
+            uint32_t w = it.type == ETW_EXT_STACK_TRACE64 ? 8 : 4;
+            key(t, "stack");
+            etw_text_putc(t, '[');
+            for (uint32_t o = 8, n = 0; o + w <= it.size; o += w, n++) {
+                if (n) etw_text_putc(t, ',');
+                etw_text_putc(t, '"');
+                etw_text_hex(t, w == 8 ? etw_le64(it.data + o) : etw_le32(it.data + o));
+                etw_text_putc(t, '"');
+            }
+            etw_text_putc(t, ']');
+            break;
+        }
+        default:
+            break;
+        }
+    }
+}
+
+etw_status etw_json_event(etw_json *j, const etw_reader *r, const etw_event *ev,
+                          const char **line, size_t *len) {
+    if (!j || !ev || !line || !len) return ETW_E_INVALID_ARG;
+    etw_text *t = &j->text;
+    etw_text_clear(t);
+    etw_text_puts(t, "{\"time\":");
+    time_value(t, ev->timestamp);
+    key(t, "provider");
+    etw_names_provider(t, ev);
+    key(t, "provider_guid");
+    guid_value(t, &ev->provider);
+    key(t, "event");
+    etw_names_event(t, ev);
+    u64_field(t, "id", ev->id);
+    u64_field(t, "version", ev->version);
+    u64_field(t, "level", ev->level);
+    u64_field(t, "opcode", ev->opcode);
+    u64_field(t, "task", ev->task);
+    u64_field(t, "channel", ev->channel);
+    key(t, "keywords");
+    etw_text_putc(t, '"');
+    etw_text_hex16(t, ev->keywords);
+    etw_text_putc(t, '"');
+    key(t, "pid");
+    id_value(t, ev->pid);
+    key(t, "tid");
+    id_value(t, ev->tid);
+    u64_field(t, "cpu", ev->cpu);
+    u64_field(t, "data_len", ev->user_data_len);
+    if (ev->has_activity_id && !etw_guid_is_zero(&ev->activity_id)) {
+        key(t, "activity_id");
+        guid_value(t, &ev->activity_id);
+    }
+    ext_fields(t, ev);
+    key(t, "fields");
+    int decoded = 0;
+    if (ev->is_logfile_header && r) {
+        logfile_fields(t, etw_reader_logfile(r));
+        decoded = 1;
+    } else {
+        etw_text_puts(t, "{}");
+    }
+    if ((j->opt.raw_always || !decoded) && ev->user_data_len) {
+        key(t, "raw");
+        etw_text_putc(t, '"');
+        etw_text_bytes_hex(t, ev->user_data, ev->user_data_len);
+        etw_text_putc(t, '"');
+    }
+    etw_text_puts(t, "}\n");
+    etw_status s = etw_text_status(t);
+    if (s != ETW_OK) return s;
+    *line = t->data;
+    *len = t->len;
+    return ETW_OK;
+}

@@ -1,0 +1,78 @@
+/* etw_cache.h - the schema cache: one append-only arena of decoded schemas
+ * and one index map per (source, pointer width).
+ *
+ * Why this shape (see shared/seeds and docs/design.md):
+ *  - every source keys its schemas on its natural key: TraceLogging on the
+ *    full EVENT_SCHEMA_TL metadata bytes (two events that share a name but
+ *    differ in fields can never collide), manifest-like sources on
+ *    (provider GUID, id, version), MOF on (class GUID, opcode, version);
+ *  - a lookup hashes its key once (XXH3, Debian's libxxhash); the caller
+ *    computes the hash and may probe several maps with it (user manifest,
+ *    then EventSource, then merged metadata, which share the descriptor key);
+ *    a hit compares the full key bytes and allocates nothing;
+ *  - schemas are deep-copied into the arena on insert and never move or die
+ *    before the cache does, so a `const etw_schema *` handed out stays valid;
+ *    inserting a key that is already present re-points the map at the new
+ *    schema (a newer manifest replaces an older one for later events) while
+ *    the old schema stays readable;
+ *  - schema ids number all schemas of all sources in one sequence;
+ *  - a bounded negative cache remembers keys no source could resolve, so a
+ *    chatty provider with no manifest costs one probe per event; it is
+ *    cleared whenever a source learns something new.
+ */
+#ifndef ETW_CACHE_H
+#define ETW_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "etwdecode/etw_schema.h"
+#include "etwdecode/etw_status.h"
+#include "etwdecode/etw_types.h"
+
+/* Key of manifest-like sources: provider GUID (16 bytes as on disk), u16 id
+ * (LE), u8 version. MOF uses the same layout with (class GUID, opcode,
+ * version) and the opcode in the low byte of the id slot. */
+#define ETW_DESCRIPTOR_KEY_SIZE 19
+void etw_key_descriptor(uint8_t out[ETW_DESCRIPTOR_KEY_SIZE], const etw_guid *g,
+                        uint16_t id, uint8_t version);
+
+typedef struct etw_cache etw_cache;
+
+etw_status etw_cache_new(etw_cache **out, const etw_allocator *alloc);
+void etw_cache_free(etw_cache *c);
+
+/* The one hash of a key (XXH3 64-bit). */
+uint64_t etw_cache_hash(const void *key, size_t len);
+
+/* Look key up in the map of (source, ptr_size); ptr_size is 4 or 8 (other
+ * values are treated as 8). NULL when absent. Allocates nothing. */
+const etw_schema *etw_cache_find(const etw_cache *c, etw_schema_source source,
+                                 uint8_t ptr_size, const void *key, size_t len,
+                                 uint64_t hash);
+
+/* Validate `draft` (the tree rules of etw_schema.h; every string non-NULL
+ * where required; maps well formed), deep-copy it with its strings,
+ * properties and maps into the arena, give it the next schema id, set its
+ * source and pointer_size, and index it under key. *out = the cached copy.
+ * ETW_E_CORRUPT (and *why, if why is not NULL) when the draft breaks a
+ * rule; ETW_E_NOMEM. */
+etw_status etw_cache_insert(etw_cache *c, etw_schema_source source,
+                            uint8_t ptr_size, const void *key, size_t len,
+                            uint64_t hash, const etw_schema *draft,
+                            const etw_schema **out, const char **why);
+
+/* The tree rules alone (used by insert; exposed for sources and tests). */
+etw_status etw_schema_validate(const etw_schema *draft, const char **why);
+
+/* Number of schemas in the arena, and a schema by id (NULL if none). */
+uint32_t etw_cache_count(const etw_cache *c);
+const etw_schema *etw_cache_get(const etw_cache *c, uint32_t id);
+
+/* Negative cache, bounded (a fixed number of slots; a new miss may evict an
+ * old one). Keys are compared in full. */
+int etw_cache_miss_known(const etw_cache *c, const void *key, size_t len, uint64_t hash);
+void etw_cache_miss_note(etw_cache *c, const void *key, size_t len, uint64_t hash);
+void etw_cache_miss_clear(etw_cache *c);
+
+#endif
