@@ -1,4 +1,4 @@
-/* etw_test.h - the tiny test harness every tests/*.c uses.
+/* etw_test.h - the tiny test harness every test program uses.
  *
  * A test file defines functions `static void test_x(void)` and a main() that
  * calls ETW_RUN(test_x) for each, then returns ETW_TEST_DONE(). Checks never

@@ -17,6 +17,7 @@ etw_status etw_buffer_header_parse(const uint8_t p[ETW_BUFFER_HEADER_SIZE],
     else
         h->cpu = p[0x28];
     h->logger_id = etw_le16(p + 0x2A);
+    h->state = etw_le32(p + 0x2C);
     h->filled_bytes = etw_le32(p + 0x30);
     if (h->buffer_size < ETW_BUFFER_HEADER_SIZE) {
         *msg = "buffer size smaller than the buffer header";

@@ -17,10 +17,15 @@
 #define ETW_BUFFER_FLAG_BUFFER_LOST 0x0004u
 #define ETW_BUFFER_FLAG_PROC_INDEX 0x0020u /* context holds a 16-bit processor index */
 #define ETW_BUFFER_FLAG_COMPRESSED 0x0040u /* payload is plain LZ77 Xpress */
+#define ETW_BUFFER_FLAGS_KNOWN 0x007Fu     /* every flag above */
 
 /* ETW_BUFFER_TYPE_* (ntwmi.h). */
 #define ETW_BUFFER_TYPE_GENERIC 0
 #define ETW_BUFFER_TYPE_HEADER 4
+#define ETW_BUFFER_TYPE_MAX 8 /* ETW_BUFFER_TYPE_MAXIMUM */
+
+/* ETW_BUFFER_STATE_* runs to 7 (Max) on newer kernels (FORMATS.md 1.2). */
+#define ETW_BUFFER_STATE_MAX 7
 
 /* ProcessorIndex mask when ETW_BUFFER_FLAG_PROC_INDEX is set (ntwmi.h). */
 #define ETW_BUFFER_PROC_INDEX_MASK 0x07FFu
@@ -32,6 +37,7 @@ typedef struct etw_buffer_header {
     int64_t sequence;        /* +0x18 */
     uint16_t cpu;            /* +0x28 ETW_BUFFER_CONTEXT processor number or index */
     uint16_t logger_id;      /* +0x2A */
+    uint32_t state;          /* +0x2C ETW_BUFFER_STATE */
     uint32_t filled_bytes;   /* +0x30 bytes of data incl. this header (decompressed size) */
     uint16_t flags;          /* +0x34 ETW_BUFFER_FLAG_* */
     uint16_t type;           /* +0x36 ETW_BUFFER_TYPE_* */

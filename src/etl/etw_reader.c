@@ -53,6 +53,7 @@ struct etw_reader {
     etw_file *file;          /* owned when opened by path */
     const uint8_t *mem;      /* memory input, or NULL */
     uint32_t max_buffer;
+    uint16_t logger_id;      /* of the first buffer: every buffer of the file has it */
 
     buf_entry *bufs;
     uint32_t nbufs;
@@ -130,19 +131,47 @@ static const uint8_t *fetch(etw_reader *r, uint64_t off, size_t n, uint8_t **dst
 
 /* --- the buffer index ---------------------------------------------------- */
 
-/* Does a buffer header that we can believe start at off? */
+/* Bytes read to judge a candidate buffer: its header and the start of its
+ * data (enough compressed input to produce the first record's header). */
+#define PROBE_BYTES (ETW_BUFFER_HEADER_SIZE + 64u)
+#define PROBE_RECORD 16u
+
+/* Does a buffer header that we can believe start at off? Used to check that
+ * a buffer's size leads to the next buffer and to find the next buffer after
+ * damage, so it must rarely accept bytes inside a buffer: the header fields
+ * must be in range, the logger id must be the first buffer's, and the first
+ * record (decompressed when needed) must start with a known header. */
 static int plausible_at(etw_reader *r, uint64_t off, etw_buffer_header *h) {
-    uint8_t raw[ETW_BUFFER_HEADER_SIZE + 4];
-    if (off > r->in.size || r->in.size - off < sizeof raw) return 0;
-    if (r->in.read_at(r->in.ctx, off, raw, sizeof raw) != (long long)sizeof raw) return 0;
+    uint8_t raw[PROBE_BYTES];
+    if (off > r->in.size || r->in.size - off < ETW_BUFFER_HEADER_SIZE + 8) return 0;
+    size_t want = r->in.size - off < sizeof raw ? (size_t)(r->in.size - off) : sizeof raw;
+    if (r->in.read_at(r->in.ctx, off, raw, want) != (long long)want) return 0;
     const char *msg;
     if (etw_buffer_header_parse(raw, h, &msg) != ETW_OK) return 0;
-    if (h->buffer_size > r->max_buffer || h->type > 8 || (h->flags & ~0x7Fu)) return 0;
-    if (h->filled_bytes < ETW_BUFFER_HEADER_SIZE || h->filled_bytes > r->max_buffer) return 0;
-    if (h->flags & ETW_BUFFER_FLAG_COMPRESSED) return 1;
-    if (h->filled_bytes > h->buffer_size) return 0;
-    uint8_t f = raw[ETW_BUFFER_HEADER_SIZE + 3];
-    return h->filled_bytes == ETW_BUFFER_HEADER_SIZE || (f & 0xC0) == 0xC0 || (f & 0xD0) == 0x90;
+    if (h->buffer_size > r->max_buffer || h->type > ETW_BUFFER_TYPE_MAX ||
+        (h->flags & ~ETW_BUFFER_FLAGS_KNOWN) || h->logger_id != r->logger_id ||
+        h->state > ETW_BUFFER_STATE_MAX)
+        return 0;
+    uint8_t first[PROBE_RECORD];
+    const uint8_t *rec;
+    size_t avail;
+    if (h->flags & ETW_BUFFER_FLAG_COMPRESSED) {
+        if (h->filled_bytes < ETW_BUFFER_HEADER_SIZE + PROBE_RECORD || h->filled_bytes > r->max_buffer)
+            return 0;
+        size_t got = 0;
+        etw_xpress_decompress(raw + ETW_BUFFER_HEADER_SIZE, want - ETW_BUFFER_HEADER_SIZE, first,
+                              sizeof first, &got);
+        if (got < sizeof first) return 0;
+        rec = first;
+        avail = h->filled_bytes - ETW_BUFFER_HEADER_SIZE;
+    } else {
+        uint32_t end = etw_buffer_data_end(h);
+        if (end == ETW_BUFFER_HEADER_SIZE) return 1; /* an empty buffer */
+        if (want < ETW_BUFFER_HEADER_SIZE + PROBE_RECORD) return 0;
+        rec = raw + ETW_BUFFER_HEADER_SIZE;
+        avail = end - ETW_BUFFER_HEADER_SIZE;
+    }
+    return etw_record_head_plausible(rec, PROBE_RECORD, avail);
 }
 
 /* After damage at `from`: the offset of the next believable buffer header,
@@ -167,6 +196,27 @@ static etw_status index_push(etw_reader *r, uint32_t *cap, const buf_entry *e) {
     }
     r->bufs[r->nbufs++] = *e;
     return ETW_OK;
+}
+
+static buf_entry entry_from_header(const etw_reader *r, uint64_t off, const etw_buffer_header *h) {
+    buf_entry e;
+    e.offset = off;
+    e.disk_size = h->buffer_size;
+    e.sequence = h->sequence;
+    e.cpu = h->cpu;
+    e.flags = h->flags;
+    e.type = h->type;
+    if (h->flags & ETW_BUFFER_FLAG_COMPRESSED) {
+        /* The uncompressed size is not stored; FilledBytes is the size the
+         * data had before compression (checked on real traces). */
+        e.data_end = h->filled_bytes;
+        if (e.data_end < ETW_BUFFER_HEADER_SIZE || e.data_end > r->max_buffer) e.data_end = r->max_buffer;
+    } else {
+        e.data_end = etw_buffer_data_end(h);
+    }
+    if (e.disk_size > r->in.size - off) e.disk_size = (uint32_t)(r->in.size - off);
+    if (!(h->flags & ETW_BUFFER_FLAG_COMPRESSED) && e.data_end > e.disk_size) e.data_end = e.disk_size;
+    return e;
 }
 
 static etw_status build_index(etw_reader *r) {
@@ -199,16 +249,9 @@ static etw_status build_index(etw_reader *r) {
             off = next;
             continue;
         }
-        buf_entry e;
-        e.offset = off;
-        e.disk_size = h.buffer_size;
-        e.sequence = h.sequence;
-        e.cpu = h.cpu;
-        e.flags = h.flags;
-        e.type = h.type;
+        buf_entry e = entry_from_header(r, off, &h);
         uint64_t next = off + h.buffer_size;
         if (h.buffer_size > r->in.size - off) {
-            e.disk_size = (uint32_t)(r->in.size - off);
             next = r->in.size;
             snprintf(r->msg, sizeof r->msg, "buffer of %u bytes cut by the end of the file after %u bytes",
                      h.buffer_size, e.disk_size);
@@ -218,25 +261,29 @@ static etw_status build_index(etw_reader *r) {
             if (!plausible_at(r, next, &nh)) {
                 /* The size does not lead to a buffer: it lies, or the next
                  * buffer is damaged. Take the next believable header. */
-                uint64_t found = resync(r, off + ETW_BUFFER_HEADER_SIZE);
-                if (found != next) {
+                /* Search past this buffer's own valid data (uncompressed): a
+                 * header-like pattern inside it is not a buffer. */
+                uint64_t found = resync(r, off + ((h.flags & ETW_BUFFER_FLAG_COMPRESSED) ? ETW_BUFFER_HEADER_SIZE : etw_buffer_data_end(&h)));
+                if (found < next) {
                     snprintf(r->msg, sizeof r->msg,
-                             "buffer size %u does not lead to a buffer; next buffer found %llu bytes on",
+                             "buffer size %u runs over the next buffer, found %llu bytes on; buffer cut there",
                              h.buffer_size, (unsigned long long)(found - off));
                     diag(r, ETW_E_CORRUPT, off, r->msg);
-                    if (found < next) e.disk_size = (uint32_t)(found - off);
-                    next = found;
+                    e.disk_size = (uint32_t)(found - off);
+                    if (e.data_end > e.disk_size && !(h.flags & ETW_BUFFER_FLAG_COMPRESSED))
+                        e.data_end = e.disk_size;
+                } else if (found > next) {
+                    snprintf(r->msg, sizeof r->msg,
+                             "no valid buffer header here; skipped %llu bytes to the next buffer",
+                             (unsigned long long)(found - next));
+                    diag(r, ETW_E_CORRUPT, next, r->msg);
+                    r->stats.buffers_skipped++;
                 }
+                next = found;
             }
         }
-        if (h.flags & ETW_BUFFER_FLAG_COMPRESSED) {
-            e.data_end = h.filled_bytes;
-            if (e.data_end < ETW_BUFFER_HEADER_SIZE || e.data_end > r->max_buffer) e.data_end = r->max_buffer;
-            r->stats.buffers_compressed++;
-        } else {
-            e.data_end = etw_buffer_data_end(&h);
-            if (e.data_end > e.disk_size) e.data_end = e.disk_size;
-        }
+        if (h.flags & ETW_BUFFER_FLAG_COMPRESSED) r->stats.buffers_compressed++;
+        else if (e.data_end > e.disk_size) e.data_end = e.disk_size;
         if (h.flags & (ETW_BUFFER_FLAG_EVENTS_LOST | ETW_BUFFER_FLAG_BUFFER_LOST)) r->stats.buffers_lost_flag++;
         s = index_push(r, &cap, &e);
         if (s != ETW_OK) return s;
@@ -454,10 +501,28 @@ done:
 
 /* --- the log-file header ------------------------------------------------- */
 
+/* The first buffer must start at offset 0 and its first record must be the
+ * log-file header: that is what makes a file an ETL file. */
 static etw_status read_header(etw_reader *r) {
+    uint8_t raw[ETW_BUFFER_HEADER_SIZE];
+    etw_buffer_header h;
+    const char *hmsg;
+    if (r->in.size < ETW_BUFFER_HEADER_SIZE ||
+        r->in.read_at(r->in.ctx, 0, raw, sizeof raw) != (long long)sizeof raw ||
+        etw_buffer_header_parse(raw, &h, &hmsg) != ETW_OK || h.buffer_size > r->max_buffer)
+        return ETW_E_NOT_ETL;
+    r->logger_id = h.logger_id;
+    buf_entry first = entry_from_header(r, 0, &h);
+    buf_entry *saved = r->bufs;
+    r->bufs = &first; /* load_buffer reads the entry through r->bufs */
     stream tmp;
     memset(&tmp, 0, sizeof tmp);
-    if (r->bufs[0].offset != 0 || !load_buffer(r, &tmp, 0)) return ETW_E_NOT_ETL;
+    int loaded = load_buffer(r, &tmp, 0);
+    r->bufs = saved;
+    if (!loaded || tmp.end < ETW_BUFFER_HEADER_SIZE) {
+        etw_free(&r->alloc, tmp.mem);
+        return ETW_E_NOT_ETL;
+    }
     etw_event ev;
     uint32_t adv;
     const char *msg;
@@ -482,7 +547,7 @@ static etw_status read_header(etw_reader *r) {
     r->ptr_size = (r->lf.pointer_size == 4 || r->lf.pointer_size == 8) ? (uint8_t)r->lf.pointer_size
                                                                         : ev.pointer_size;
     ev.user_data = r->lf_payload;
-    ev.cpu = r->bufs[0].cpu;
+    ev.cpu = h.cpu;
     ev.buffer_file_offset = 0;
     ev.record_offset = ETW_BUFFER_HEADER_SIZE;
     ev.is_logfile_header = 1;
@@ -496,8 +561,8 @@ done:
 /* --- public API ---------------------------------------------------------- */
 
 static etw_status open_common(etw_reader **out, etw_reader *r) {
-    etw_status s = build_index(r);
-    if (s == ETW_OK) s = read_header(r);
+    etw_status s = read_header(r);
+    if (s == ETW_OK) s = build_index(r);
     if (s == ETW_OK) {
         setup_clock(r);
         r->lf_event.timestamp = etw_reader_to_filetime(r, r->lf_event.raw_timestamp);

@@ -249,6 +249,49 @@ static etw_status parse_message(const uint8_t *p, uint32_t size,
     return ETW_OK;
 }
 
+/* The record size and smallest valid size of a record head; 0 when the
+ * marker is not one we know. */
+static uint32_t head_size(const uint8_t *p, uint32_t *min_size) {
+    uint32_t marker = etw_le32(p);
+    uint8_t flags = (uint8_t)(marker >> 24);
+    if ((flags & MARKER_FLAGS_TRACE) == MARKER_FLAGS_TRACE) {
+        switch ((uint8_t)(marker >> 16)) {
+        case HT_SYSTEM32: case HT_SYSTEM64:
+            *min_size = SIZE_SYSTEM;
+            return etw_le16(p + 4);
+        case HT_COMPACT32: case HT_COMPACT64:
+            *min_size = SIZE_COMPACT;
+            return etw_le16(p + 4);
+        case HT_PERFINFO32: case HT_PERFINFO64:
+            *min_size = SIZE_PERFINFO;
+            return etw_le16(p + 4);
+        case HT_FULL_HEADER32: case HT_FULL_HEADER64:
+            *min_size = SIZE_FULL;
+            return marker & 0xFFFF;
+        case HT_INSTANCE32: case HT_INSTANCE64:
+            *min_size = SIZE_INSTANCE;
+            return marker & 0xFFFF;
+        case HT_EVENT_HEADER32: case HT_EVENT_HEADER64: case HT_ERROR:
+            *min_size = SIZE_EVENT_HEADER;
+            return marker & 0xFFFF;
+        default:
+            return 0;
+        }
+    }
+    if ((flags & MARKER_FLAGS_MESSAGE_MASK) == MARKER_FLAGS_MESSAGE) {
+        *min_size = SIZE_MESSAGE;
+        return marker & 0xFFFF;
+    }
+    return 0;
+}
+
+int etw_record_head_plausible(const uint8_t *p, size_t n, size_t avail) {
+    if (n < 8) return 0;
+    uint32_t min = 0;
+    uint32_t size = head_size(p, &min);
+    return size >= min && min > 0 && size <= avail;
+}
+
 etw_status etw_record_parse(const uint8_t *p, size_t avail,
                             uint8_t default_pointer_size, etw_event *ev,
                             uint32_t *advance, const char **msg) {

@@ -24,6 +24,11 @@ etw_status etw_record_parse(const uint8_t *p, size_t avail,
                             uint8_t default_pointer_size, etw_event *ev,
                             uint32_t *advance, const char **msg);
 
+/* Does p[0..n) (n >= 8) look like the start of a record of at most avail
+ * bytes: a known marker and header type, and a size that fits? Used to
+ * recognize buffer headers after damage. */
+int etw_record_head_plausible(const uint8_t *p, size_t n, size_t avail);
+
 /* The event-class GUID of a kernel hook group (and type, for the hooks that
  * belong to another class); NULL for an unknown group. */
 const etw_guid *etw_kernel_group_guid(uint8_t group, uint8_t type);

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Install the Debian packages etwdecode needs to build and test, if missing.
+# Safe to run repeatedly: it only calls apt-get when something is absent.
+set -euo pipefail
+
+packages=(
+  gcc make cmake pkg-config    # build
+  clang libclang-rt-14-dev     # sanitizer and libFuzzer builds
+  libxxhash-dev                # schema-cache key hashing
+  libexpat1-dev                # instrumentation manifests (XML)
+  python3                      # end-to-end tests and the baseline comparison
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
