@@ -86,6 +86,7 @@ typedef struct etw_decode_cursor {
     uint8_t pointer_size;
     uint8_t done;
     uint16_t depth;
+    uint32_t zero_items;      /* items so far that consumed no payload byte */
     uint64_t *refs;           /* scratch: last integer value of each property */
     size_t refs_len;
     etw_decode_frame stack[ETW_DECODE_MAX_DEPTH + 1];

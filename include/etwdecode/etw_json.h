@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 
+#include "etw_decoder.h"
 #include "etw_event.h"
 #include "etw_reader.h"
 
@@ -29,8 +30,12 @@ typedef struct etw_json etw_json;
 
 typedef struct etw_json_options {
     /* 1: add "raw" (the user data in hex) to every event, not only to those
-     * whose payload is not decoded. */
+     * whose payload could not be decoded. */
     int raw_always;
+    /* Resolves schemas and decodes payloads into "fields"; NULL: payloads
+     * are not decoded and every event with user data carries "raw". The
+     * writer borrows it: it must outlive the writer. */
+    etw_decoder *decoder;
 } etw_json_options;
 
 etw_status etw_json_new(etw_json **out, const etw_allocator *alloc,

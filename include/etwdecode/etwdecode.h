@@ -6,6 +6,10 @@
  *   etw_reader   (etw_reader.h)  file -> buffers -> records -> etw_event,
  *                                merged across processors in timestamp order
  *   etw_event    (etw_event.h)   one normalized record, borrowed bytes
+ *   etw_decoder  (etw_decoder.h) which schema decodes an event: one cache,
+ *                                every schema source (etw_schema.h)
+ *   etw_decode   (etw_decode.h)  pull typed values from a payload
+ *   etw_traits   (etw_traits.h)  provider traits: parse and build
  *   etw_json     (etw_json.h)    an event as one JSON line (the contract in
  *                                docs/json-output.md)
  *
@@ -15,10 +19,14 @@
 #ifndef ETWDECODE_H
 #define ETWDECODE_H
 
+#include "etw_decode.h"
+#include "etw_decoder.h"
 #include "etw_event.h"
 #include "etw_json.h"
 #include "etw_reader.h"
+#include "etw_schema.h"
 #include "etw_status.h"
+#include "etw_traits.h"
 #include "etw_types.h"
 
 #ifdef __cplusplus

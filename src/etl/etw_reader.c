@@ -115,16 +115,23 @@ static int grow(etw_reader *r, uint8_t **p, size_t *cap, size_t need) {
     return 1;
 }
 
-/* Borrow n bytes at off: directly from memory input, else read into *dst. */
+/* Borrow n bytes at off: directly from memory input, else read into *dst.
+ * NULL with *err = ETW_E_NOMEM or ETW_E_IO on failure. */
 static const uint8_t *fetch(etw_reader *r, uint64_t off, size_t n, uint8_t **dst,
-                            size_t *cap, size_t *got) {
+                            size_t *cap, size_t *got, etw_status *err) {
     if (r->mem) {
         *got = off >= r->in.size ? 0 : (size_t)(r->in.size - off < n ? r->in.size - off : n);
         return r->mem + off;
     }
-    if (!grow(r, dst, cap, n)) return NULL;
+    if (!grow(r, dst, cap, n)) {
+        *err = ETW_E_NOMEM;
+        return NULL;
+    }
     long long k = r->in.read_at(r->in.ctx, off, *dst, n);
-    if (k < 0) return NULL;
+    if (k < 0) {
+        *err = ETW_E_IO;
+        return NULL;
+    }
     *got = (size_t)k;
     return *dst;
 }
@@ -166,7 +173,8 @@ static int plausible_at(etw_reader *r, uint64_t off, etw_buffer_header *h) {
         avail = h->filled_bytes - ETW_BUFFER_HEADER_SIZE;
     } else {
         uint32_t end = etw_buffer_data_end(h);
-        if (end == ETW_BUFFER_HEADER_SIZE) return 1; /* an empty buffer */
+        if (end == ETW_BUFFER_HEADER_SIZE) /* an empty buffer says so; garbage sizes fall back to 0x48 */
+            return h->saved_offset == ETW_BUFFER_HEADER_SIZE || h->filled_bytes == ETW_BUFFER_HEADER_SIZE;
         if (want < ETW_BUFFER_HEADER_SIZE + PROBE_RECORD) return 0;
         rec = raw + ETW_BUFFER_HEADER_SIZE;
         avail = end - ETW_BUFFER_HEADER_SIZE;
@@ -295,32 +303,36 @@ static etw_status build_index(etw_reader *r) {
 
 /* --- loading one buffer ------------------------------------------------ */
 
-static int load_buffer(etw_reader *r, stream *st, uint32_t bi) {
+/* Make buffer bi the stream's current buffer. ETW_OK, or ETW_E_NOMEM /
+ * ETW_E_IO (reported) when it could not be read at all. */
+static etw_status load_buffer(etw_reader *r, stream *st, uint32_t bi) {
     const buf_entry *b = &r->bufs[bi];
     size_t got = 0;
+    etw_status err = ETW_E_IO;
     st->buf = bi;
     st->pos = ETW_BUFFER_HEADER_SIZE;
     if (!(b->flags & ETW_BUFFER_FLAG_COMPRESSED)) {
-        const uint8_t *p = fetch(r, b->offset, b->data_end, &st->mem, &st->mem_cap, &got);
+        const uint8_t *p = fetch(r, b->offset, b->data_end, &st->mem, &st->mem_cap, &got, &err);
         if (!p) {
-            diag(r, ETW_E_IO, b->offset, "buffer could not be read");
-            return 0;
+            diag(r, err, b->offset, err == ETW_E_NOMEM ? "no memory for a buffer" : "buffer could not be read");
+            return err;
         }
         st->data = p;
         st->end = (uint32_t)got;
-        return 1;
+        return ETW_OK;
     }
-    size_t in_len = b->disk_size - ETW_BUFFER_HEADER_SIZE;
-    const uint8_t *in = fetch(r, b->offset, b->disk_size, &r->tmp, &r->tmp_cap, &got);
+    size_t in_len;
+    const uint8_t *in = fetch(r, b->offset, b->disk_size, &r->tmp, &r->tmp_cap, &got, &err);
     if (!in || got < ETW_BUFFER_HEADER_SIZE) {
-        diag(r, ETW_E_IO, b->offset, "buffer could not be read");
-        return 0;
+        if (in) err = ETW_E_IO;
+        diag(r, err, b->offset, err == ETW_E_NOMEM ? "no memory for a buffer" : "buffer could not be read");
+        return err;
     }
     in_len = got - ETW_BUFFER_HEADER_SIZE;
     size_t out_cap = b->data_end - ETW_BUFFER_HEADER_SIZE;
     if (!grow(r, &st->mem, &st->mem_cap, ETW_BUFFER_HEADER_SIZE + out_cap)) {
         diag(r, ETW_E_NOMEM, b->offset, "no memory for a decompressed buffer");
-        return 0;
+        return ETW_E_NOMEM;
     }
     memcpy(st->mem, in, ETW_BUFFER_HEADER_SIZE);
     size_t out_len = 0;
@@ -337,15 +349,23 @@ static int load_buffer(etw_reader *r, stream *st, uint32_t bi) {
     r->stats.bytes_decompressed += out_len;
     st->data = st->mem;
     st->end = (uint32_t)(ETW_BUFFER_HEADER_SIZE + out_len);
-    return 1;
+    return ETW_OK;
 }
 
 /* --- time ---------------------------------------------------------------- */
 
 int64_t etw_reader_to_filetime(const etw_reader *r, int64_t raw) {
     if (r->clock_identity) return raw;
-    int64_t d = raw - r->ref_raw;
+    /* Hostile clock values: wrap (defined) instead of signed overflow (UB). */
+    int64_t d = (int64_t)((uint64_t)raw - (uint64_t)r->ref_raw);
     int64_t f = r->clock_freq;
+    /* Fast paths with identical results (the general path below costs two
+     * 64-bit divisions per event): QPC at 10 MHz already counts 100 ns
+     * units; otherwise one division while d * 1e7 cannot overflow (q and rem
+     * have d's sign, so trunc(d*1e7/f) == q*1e7 + trunc(rem*1e7/f)). */
+    if (f == 10000000) return (int64_t)((uint64_t)r->ref_ft + (uint64_t)d);
+    if (d <= INT64_MAX / 10000000 && d >= -(INT64_MAX / 10000000))
+        return (int64_t)((uint64_t)r->ref_ft + (uint64_t)(d * 10000000 / f));
     int64_t q = d / f, rem = d % f;
     /* q * 1e7 + rem * 1e7 / f without overflow for any realistic frequency */
     int64_t frac;
@@ -353,7 +373,7 @@ int64_t etw_reader_to_filetime(const etw_reader *r, int64_t raw) {
         frac = (int64_t)((long double)rem * 10000000.0L / (long double)f);
     else
         frac = rem * 10000000 / f;
-    return r->ref_ft + q * 10000000 + frac;
+    return (int64_t)((uint64_t)r->ref_ft + (uint64_t)q * 10000000u + (uint64_t)frac);
 }
 
 static void setup_clock(etw_reader *r) {
@@ -415,7 +435,7 @@ static int stream_advance(etw_reader *r, stream *st) {
         }
         if (st->next >= st->n) return 0;
         uint32_t bi = r->order[st->first + st->next++];
-        if (!load_buffer(r, st, bi)) st->data = NULL;
+        if (load_buffer(r, st, bi) != ETW_OK) st->data = NULL;
     }
 }
 
@@ -517,11 +537,11 @@ static etw_status read_header(etw_reader *r) {
     r->bufs = &first; /* load_buffer reads the entry through r->bufs */
     stream tmp;
     memset(&tmp, 0, sizeof tmp);
-    int loaded = load_buffer(r, &tmp, 0);
+    etw_status loaded = load_buffer(r, &tmp, 0);
     r->bufs = saved;
-    if (!loaded || tmp.end < ETW_BUFFER_HEADER_SIZE) {
+    if (loaded != ETW_OK || tmp.end < ETW_BUFFER_HEADER_SIZE) {
         etw_free(&r->alloc, tmp.mem);
-        return ETW_E_NOT_ETL;
+        return loaded == ETW_E_NOMEM ? ETW_E_NOMEM : ETW_E_NOT_ETL;
     }
     etw_event ev;
     uint32_t adv;

@@ -53,11 +53,11 @@ enum {
 #define EXT_HEADER_SIZE 8u
 #define EXT_LINKAGE_BIT 0x0001u
 
-static void event_clear(etw_event *ev) {
-    memset(ev, 0, sizeof *ev);
-    ev->pid = ETW_NO_ID;
-    ev->tid = ETW_NO_ID;
-}
+/* Every field zero but pid/tid: copied from a template, which compiles to
+ * a few vector moves instead of a rep stos (measurable per record). */
+static const etw_event k_blank_event = {.pid = ETW_NO_ID, .tid = ETW_NO_ID};
+
+static void event_clear(etw_event *ev) { *ev = k_blank_event; }
 
 /* Walk the extended items at p[0..limit): set ext_* and return the bytes
  * they take, or 0 with *msg on damage. */

@@ -2,8 +2,12 @@
 #include "etwdecode/etw_json.h"
 
 #include "../common/etw_alloc.h"
+#include <string.h>
+
 #include "../common/etw_bytes.h"
+#include "../schema/etw_source.h"
 #include "etw_event_names.h"
+#include "etw_fields_json.h"
 #include "etw_text.h"
 
 struct etw_json {
@@ -152,14 +156,26 @@ etw_status etw_json_event(etw_json *j, const etw_reader *r, const etw_event *ev,
     if (!j || !ev || !line || !len) return ETW_E_INVALID_ARG;
     etw_text *t = &j->text;
     etw_text_clear(t);
+    const etw_schema *schema = NULL;
+    const char *error = NULL;
+    if (j->opt.decoder && !ev->is_logfile_header)
+        etw_decoder_resolve(j->opt.decoder, ev, &schema, &error);
     etw_text_puts(t, "{\"time\":");
     time_value(t, ev->timestamp);
     key(t, "provider");
-    etw_names_provider(t, ev);
+    const char *pname;
+    size_t plen;
+    if (etw_decoder_provider_name(ev, schema, &pname, &plen) == ETW_OK)
+        etw_text_json_utf8(t, pname, plen);
+    else
+        etw_names_provider(t, ev);
     key(t, "provider_guid");
     guid_value(t, &ev->provider);
     key(t, "event");
-    etw_names_event(t, ev);
+    if (schema && schema->event_name)
+        etw_text_json_utf8(t, schema->event_name, strlen(schema->event_name));
+    else
+        etw_names_event(t, ev);
     u64_field(t, "id", ev->id);
     u64_field(t, "version", ev->version);
     u64_field(t, "level", ev->level);
@@ -186,10 +202,21 @@ etw_status etw_json_event(etw_json *j, const etw_reader *r, const etw_event *ev,
     if (ev->is_logfile_header && r) {
         logfile_fields(t, etw_reader_logfile(r));
         decoded = 1;
+    } else if (schema) {
+        uint64_t *refs;
+        size_t nrefs;
+        etw_decoder_scratch(j->opt.decoder, &refs, &nrefs);
+        etw_status fs = etw_fields_json(t, schema, ev, refs, nrefs);
+        if (fs != ETW_OK) return fs;
+        decoded = 1;
     } else {
         etw_text_puts(t, "{}");
     }
-    if ((j->opt.raw_always || !decoded) && ev->user_data_len) {
+    if (error) {
+        key(t, "error");
+        etw_text_json_utf8(t, error, strlen(error));
+    }
+    if ((j->opt.raw_always || !decoded) && (ev->user_data_len || error)) {
         key(t, "raw");
         etw_text_putc(t, '"');
         etw_text_bytes_hex(t, ev->user_data, ev->user_data_len);

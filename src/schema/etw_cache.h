@@ -37,6 +37,9 @@
 void etw_key_descriptor(uint8_t out[ETW_DESCRIPTOR_KEY_SIZE], const etw_guid *g,
                         uint16_t id, uint8_t version);
 
+/* The 16 GUID bytes of a key, as stored on disk. */
+void etw_key_descriptor_guid(uint8_t out[16], const etw_guid *g);
+
 typedef struct etw_cache etw_cache;
 
 etw_status etw_cache_new(etw_cache **out, const etw_allocator *alloc);
@@ -64,6 +67,11 @@ etw_status etw_cache_insert(etw_cache *c, etw_schema_source source,
 
 /* The tree rules alone (used by insert; exposed for sources and tests). */
 etw_status etw_schema_validate(const etw_schema *draft, const char **why);
+
+/* Drop every key of `provider` (keys that start with its 16 GUID bytes) from
+ * the maps of `source`, both widths: a replaced manifest's events resolve
+ * anew. The schemas stay in the arena and valid. */
+void etw_cache_forget_provider(etw_cache *c, etw_schema_source source, const etw_guid *provider);
 
 /* Number of schemas in the arena, and a schema by id (NULL if none). */
 uint32_t etw_cache_count(const etw_cache *c);

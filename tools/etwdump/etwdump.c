@@ -246,10 +246,17 @@ static int run_stats(etw_reader *r, FILE *out, const options *o) {
 
 static int run_json(etw_reader *r, FILE *out, const options *o) {
     etw_json *j;
+    etw_decoder *dec;
+    if (etw_decoder_new(&dec, NULL) != ETW_OK) {
+        fprintf(stderr, "etwdump: out of memory\n");
+        return EXIT_FATAL;
+    }
     etw_json_options jo = {0};
     jo.raw_always = o->raw;
+    jo.decoder = dec;
     if (etw_json_new(&j, NULL, &jo) != ETW_OK) {
         fprintf(stderr, "etwdump: out of memory\n");
+        etw_decoder_free(dec);
         return EXIT_FATAL;
     }
     etw_event ev;
@@ -272,6 +279,7 @@ static int run_json(etw_reader *r, FILE *out, const options *o) {
         if (o->max_events && ++n >= o->max_events) break;
     }
     etw_json_free(j);
+    etw_decoder_free(dec);
     if (s < 0 && rc == EXIT_CLEAN) {
         fprintf(stderr, "etwdump: %s: %s\n", o->path, etw_strerror(s));
         rc = EXIT_FATAL;

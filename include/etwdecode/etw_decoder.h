@@ -1,0 +1,84 @@
+/* etw_decoder.h - find the schema of an event and decode its payload.
+ *
+ * An etw_decoder owns the schema cache (one arena of schemas, one index map
+ * per source and pointer width) and the schema sources. For each event it
+ * picks the source by the event's shape, following these rules:
+ *
+ *   1. an event with TraceLogging metadata (extended item EVENT_SCHEMA_TL)
+ *      takes the TraceLogging path: the key is the full metadata bytes, so
+ *      two events that share a name but differ in fields get two schemas;
+ *   2. an event with a classic header (EVENT_TRACE_HEADER, kernel SYSTEM /
+ *      PERFINFO records; EVENT_HEADER_FLAG_CLASSIC_HEADER) never takes the
+ *      manifest path: its key is (event-class GUID, opcode, version);
+ *   3. WPP (MESSAGE) records have no schema here;
+ *   4. every other event is keyed by (provider GUID, id, version), looked up
+ *      in the maps of the manifest-like sources in precedence order (user
+ *      manifests, then EventSource manifests from the trace, then metadata
+ *      merged into the trace).
+ *
+ * A lookup hashes its key once. A key no source knows is remembered in a
+ * bounded negative cache, which is cleared whenever a source learns
+ * something, so a manifest added later is found on the next event.
+ *
+ * A decoder is single-threaded; schemas it hands out stay valid until
+ * etw_decoder_free().
+ */
+#ifndef ETWDECODE_ETW_DECODER_H
+#define ETWDECODE_ETW_DECODER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "etw_decode.h"
+#include "etw_event.h"
+#include "etw_schema.h"
+#include "etw_status.h"
+#include "etw_types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct etw_decoder etw_decoder;
+
+typedef struct etw_decoder_options {
+    const etw_allocator *allocator; /* NULL: malloc/free */
+} etw_decoder_options;
+
+typedef struct etw_decoder_stats {
+    uint64_t lookups;        /* events resolved */
+    uint64_t hits;           /* found in the cache */
+    uint64_t misses;         /* not in the cache: a source was asked */
+    uint64_t negative_hits;  /* answered by the negative cache */
+    uint64_t errors;         /* events whose schema could not be had */
+    uint32_t schemas;        /* schemas in the arena */
+} etw_decoder_stats;
+
+etw_status etw_decoder_new(etw_decoder **out, const etw_decoder_options *opt);
+void etw_decoder_free(etw_decoder *d);
+
+/* The schema of ev. ETW_OK and *out set; ETW_E_NOT_FOUND when no source
+ * knows the event; ETW_E_CORRUPT / ETW_E_LIMIT / ETW_E_TRUNCATED when its
+ * metadata is damaged. On failure *why (if not NULL) receives a one-line
+ * reason, valid until the next call, in the contract's wording ("no schema:
+ * manifest not found for provider …, id 1, version 0"). */
+etw_status etw_decoder_resolve(etw_decoder *d, const etw_event *ev,
+                               const etw_schema **out, const char **why);
+
+/* Start decoding ev's payload with s (from etw_decoder_resolve): the
+ * decoder lends the cursor its count/length scratch. */
+etw_status etw_decoder_begin(etw_decoder *d, const etw_event *ev,
+                             const etw_schema *s, etw_decode_cursor *c);
+
+/* The provider name of ev: a TraceLogging event's traits name, else the
+ * schema's provider name. ETW_E_NOT_FOUND when neither exists. The name is
+ * borrowed (from the event or the schema) and not NUL-terminated. */
+etw_status etw_decoder_provider_name(const etw_event *ev, const etw_schema *s,
+                                     const char **name, size_t *len);
+
+const etw_decoder_stats *etw_decoder_stats_get(const etw_decoder *d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,612 @@
+/* etw_decode.c - walk a schema over an event's payload (see etw_decode.h).
+ *
+ * The cursor is a small state machine over an explicit stack of frames (no
+ * recursion, no allocation):
+ *   LEVEL         the properties of the top level or of one struct (or of one
+ *                 element of an array of structs): first .. first+count;
+ *   ARRAY         an array of scalars: elems elements of props[prop];
+ *   ARRAY_STRUCT  an array of structs: each element pushes a LEVEL frame.
+ * An item is emitted at the depth of the frame it comes from; BEGIN/END items
+ * of a struct or array at the depth of their parent.
+ *
+ * Termination whatever the schema or payload says:
+ *   - every index taken from the schema is bounded by prop_count (and the
+ *     refs scratch), every read by the payload;
+ *   - frames are bounded by ETW_DECODE_MAX_DEPTH;
+ *   - an array count that cannot fit the payload (more elements than bytes
+ *     left and more than ETW_ARRAY_CAP) is clamped to max(bytes left,
+ *     ETW_ARRAY_CAP): an element that takes at least one byte cannot exceed
+ *     the bytes left, one that takes none is capped;
+ *   - an event may emit at most ETW_ZERO_ITEMS_MAX items that consume no
+ *     payload byte (markers, NULL values, empty strings at the end, ...);
+ *     beyond that (nested zero-size arrays) the next property or element is
+ *     UNSUPPORTED and the enumeration ends.
+ * So the number of items of one event is at most payload bytes +
+ * ETW_ZERO_ITEMS_MAX + a few.
+ */
+#include "etwdecode/etw_decode.h"
+
+#include <string.h>
+
+#include "common/etw_bytes.h"
+
+/* Overridable at build time (the fuzz target may lower them to explore
+ * more inputs per second). */
+#ifndef ETW_ARRAY_CAP
+#define ETW_ARRAY_CAP 65535u
+#endif
+#ifndef ETW_ZERO_ITEMS_MAX
+#define ETW_ZERO_ITEMS_MAX (1u << 18)
+#endif
+
+enum { FR_LEVEL = 0, FR_ARRAY = 1, FR_ARRAY_STRUCT = 2 };
+
+/* Returned for an empty payload so that data + 0 is never NULL + 0. */
+static const uint8_t empty_payload[1] = {0};
+
+/* ------------------------------------------------------------------------ */
+/* in-type names and defaults                                               */
+
+const char *etw_intype_name(uint16_t in_type) {
+    static const char *const low[] = {
+        "NULL",      "UNICODESTRING", "ANSISTRING", "INT8",
+        "UINT8",     "INT16",         "UINT16",     "INT32",
+        "UINT32",    "INT64",         "UINT64",     "FLOAT",
+        "DOUBLE",    "BOOLEAN",       "BINARY",     "GUID",
+        "POINTER",   "FILETIME",      "SYSTEMTIME", "SID",
+        "HEXINT32",  "HEXINT64",      "MANIFEST_COUNTEDSTRING",
+        "MANIFEST_COUNTEDANSISTRING", "STRUCT",    "MANIFEST_COUNTEDBINARY"};
+    static const char *const high[] = {
+        "COUNTEDSTRING",           "COUNTEDANSISTRING",
+        "REVERSEDCOUNTEDSTRING",   "REVERSEDCOUNTEDANSISTRING",
+        "NONNULLTERMINATEDSTRING", "NONNULLTERMINATEDANSISTRING",
+        "UNICODECHAR",             "ANSICHAR",
+        "SIZET",                   "HEXDUMP",
+        "WBEMSID"};
+    if (in_type < sizeof low / sizeof low[0]) return low[in_type];
+    if (in_type >= 300 && in_type - 300u < sizeof high / sizeof high[0])
+        return high[in_type - 300];
+    return "UNKNOWN";
+}
+
+/* The default out-type of an in-type (POINTER and SIZET by width). */
+static uint16_t default_out(uint16_t in, uint8_t ptr) {
+    switch (in) {
+    case ETW_INTYPE_UNICODESTRING:
+    case ETW_INTYPE_ANSISTRING:
+    case ETW_INTYPE_SID:
+    case ETW_INTYPE_MANIFEST_COUNTEDSTRING:
+    case ETW_INTYPE_MANIFEST_COUNTEDANSISTRING:
+    case ETW_INTYPE_COUNTEDSTRING:
+    case ETW_INTYPE_COUNTEDANSISTRING:
+    case ETW_INTYPE_REVERSEDCOUNTEDSTRING:
+    case ETW_INTYPE_REVERSEDCOUNTEDANSISTRING:
+    case ETW_INTYPE_NONNULLTERMINATEDSTRING:
+    case ETW_INTYPE_NONNULLTERMINATEDANSISTRING:
+    case ETW_INTYPE_UNICODECHAR:
+    case ETW_INTYPE_ANSICHAR:
+    case ETW_INTYPE_WBEMSID: return ETW_OUTTYPE_STRING;
+    case ETW_INTYPE_INT8: return ETW_OUTTYPE_BYTE;
+    case ETW_INTYPE_UINT8: return ETW_OUTTYPE_UNSIGNEDBYTE;
+    case ETW_INTYPE_INT16: return ETW_OUTTYPE_SHORT;
+    case ETW_INTYPE_UINT16: return ETW_OUTTYPE_UNSIGNEDSHORT;
+    case ETW_INTYPE_INT32: return ETW_OUTTYPE_INT;
+    case ETW_INTYPE_UINT32: return ETW_OUTTYPE_UNSIGNEDINT;
+    case ETW_INTYPE_INT64: return ETW_OUTTYPE_LONG;
+    case ETW_INTYPE_UINT64: return ETW_OUTTYPE_UNSIGNEDLONG;
+    case ETW_INTYPE_FLOAT: return ETW_OUTTYPE_FLOAT;
+    case ETW_INTYPE_DOUBLE: return ETW_OUTTYPE_DOUBLE;
+    case ETW_INTYPE_BOOLEAN: return ETW_OUTTYPE_BOOLEAN;
+    case ETW_INTYPE_BINARY:
+    case ETW_INTYPE_MANIFEST_COUNTEDBINARY:
+    case ETW_INTYPE_HEXDUMP: return ETW_OUTTYPE_HEXBINARY;
+    case ETW_INTYPE_GUID: return ETW_OUTTYPE_GUID;
+    case ETW_INTYPE_POINTER:
+    case ETW_INTYPE_SIZET:
+        return ptr == 4 ? ETW_OUTTYPE_HEXINT32 : ETW_OUTTYPE_HEXINT64;
+    case ETW_INTYPE_FILETIME:
+    case ETW_INTYPE_SYSTEMTIME: return ETW_OUTTYPE_DATETIME;
+    case ETW_INTYPE_HEXINT32: return ETW_OUTTYPE_HEXINT32;
+    case ETW_INTYPE_HEXINT64: return ETW_OUTTYPE_HEXINT64;
+    default: return ETW_OUTTYPE_NULL;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* begin                                                                    */
+
+etw_status etw_decode_begin(etw_decode_cursor *c, const etw_schema *s,
+                            const etw_event *ev, uint64_t *refs, size_t refs_len) {
+    if (!c || !s || !ev) return ETW_E_INVALID_ARG;
+    if (s->prop_count && (!s->props || !refs || refs_len < s->prop_count))
+        return ETW_E_INVALID_ARG;
+    if (!ev->user_data && ev->user_data_len) return ETW_E_INVALID_ARG;
+    c->schema = s;
+    c->data = ev->user_data ? ev->user_data : empty_payload;
+    c->size = ev->user_data ? ev->user_data_len : 0;
+    c->pos = 0;
+    if (ev->pointer_size == 4 || ev->pointer_size == 8)
+        c->pointer_size = ev->pointer_size;
+    else
+        c->pointer_size = s->pointer_size == 4 ? 4 : 8;
+    c->done = 0;
+    c->depth = 0;
+    c->zero_items = 0;
+    c->refs = refs;
+    c->refs_len = refs_len;
+    if (s->prop_count) memset(refs, 0, (size_t)s->prop_count * sizeof *refs);
+    etw_decode_frame *f = &c->stack[0];
+    f->first = 0;
+    f->count = s->top_count < s->prop_count ? s->top_count : s->prop_count;
+    f->next = 0;
+    f->prop = 0;
+    f->elems = 0;
+    f->elem = 0;
+    f->kind = FR_LEVEL;
+    return ETW_OK;
+}
+
+uint32_t etw_decode_remaining(const etw_decode_cursor *c) {
+    return c ? c->size - c->pos : 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* items                                                                    */
+
+static void value_init(etw_decode_cursor *c, etw_value *v, etw_value_kind kind,
+                       const etw_property *p) {
+    v->kind = kind;
+    v->prop = p;
+    v->name = p->name;
+    v->in_type = p->in_type;
+    v->out_type = p->out_type;
+    v->data = NULL;
+    v->size = 0;
+    v->array_count = 0;
+    v->array_index = 0;
+    v->in_array = 0;
+    v->depth = (uint8_t)c->depth;
+    v->pointer_size = c->pointer_size;
+}
+
+/* The rest of the payload as one UNSUPPORTED value; the enumeration ends. */
+static etw_status take_rest(etw_decode_cursor *c, etw_value *v) {
+    v->kind = ETW_VALUE_UNSUPPORTED;
+    v->data = c->data + c->pos;
+    v->size = c->size - c->pos;
+    c->pos = c->size;
+    c->done = 1;
+    return ETW_OK;
+}
+
+/* The position of the first NUL unit in p[0..n) (n rounded down to the
+ * unit), or that rounded length when there is none. */
+static uint32_t str_len(const uint8_t *p, uint32_t n, unsigned unit, int *found) {
+    if (unit == 1) {
+        const uint8_t *z = n ? memchr(p, 0, n) : NULL;
+        *found = z != NULL;
+        return z ? (uint32_t)(z - p) : n;
+    }
+    uint32_t end = n & ~1u, i;
+    for (i = 0; i < end; i += 2)
+        if ((p[i] | p[i + 1]) == 0) {
+            *found = 1;
+            return i;
+        }
+    *found = 0;
+    return end;
+}
+
+/* A length/count from a property flagged *_REF or *_FIXED: 1 and *out, or 0
+ * when the referenced index is out of range. */
+static int ref_value(const etw_decode_cursor *c, uint16_t index, uint64_t *out) {
+    if (index >= c->schema->prop_count || index >= c->refs_len) return 0;
+    *out = c->refs[index];
+    return 1;
+}
+
+/* Decode one scalar of property p (index idx) at the cursor into *v, whose
+ * common fields are already set. */
+static etw_status scalar(etw_decode_cursor *c, etw_value *v, const etw_property *p,
+                         uint32_t idx) {
+    const uint8_t *d = c->data + c->pos;
+    uint32_t rest = c->size - c->pos;
+    uint32_t size, take, n;
+    uint16_t in = p->in_type;
+    int found;
+
+    v->kind = ETW_VALUE_SCALAR;
+    v->data = d;
+    if (p->flags & ETW_PROP_CUSTOM_SIZED) {
+        if (rest < 2) return take_rest(c, v);
+        n = etw_le16(d);
+        if (n > rest - 2) return take_rest(c, v);
+        v->out_type = ETW_OUTTYPE_HEXBINARY;
+        v->data = d + 2;
+        v->size = n;
+        c->pos += 2 + n;
+        return ETW_OK;
+    }
+    if (v->out_type == 0) v->out_type = default_out(in, c->pointer_size);
+
+    switch (in) {
+    /* integers: fixed size, and remembered for count/length references */
+    case ETW_INTYPE_INT8:
+    case ETW_INTYPE_UINT8:
+    case ETW_INTYPE_ANSICHAR:
+        if (rest < 1) return take_rest(c, v);
+        c->refs[idx] = d[0];
+        v->size = 1;
+        c->pos += 1;
+        return ETW_OK;
+    case ETW_INTYPE_INT16:
+    case ETW_INTYPE_UINT16:
+    case ETW_INTYPE_UNICODECHAR:
+        if (rest < 2) return take_rest(c, v);
+        c->refs[idx] = etw_le16(d);
+        v->size = 2;
+        c->pos += 2;
+        return ETW_OK;
+    case ETW_INTYPE_INT32:
+    case ETW_INTYPE_UINT32:
+    case ETW_INTYPE_HEXINT32:
+    case ETW_INTYPE_BOOLEAN:
+        if (rest < 4) return take_rest(c, v);
+        c->refs[idx] = etw_le32(d);
+        v->size = 4;
+        c->pos += 4;
+        return ETW_OK;
+    case ETW_INTYPE_INT64:
+    case ETW_INTYPE_UINT64:
+    case ETW_INTYPE_HEXINT64:
+        if (rest < 8) return take_rest(c, v);
+        c->refs[idx] = etw_le64(d);
+        v->size = 8;
+        c->pos += 8;
+        return ETW_OK;
+    case ETW_INTYPE_POINTER:
+    case ETW_INTYPE_SIZET:
+        v->in_type = ETW_INTYPE_POINTER;
+        size = c->pointer_size;
+        if (rest < size) return take_rest(c, v);
+        c->refs[idx] = size == 4 ? etw_le32(d) : etw_le64(d);
+        v->size = size;
+        c->pos += size;
+        return ETW_OK;
+
+    /* other fixed sizes */
+    case ETW_INTYPE_NULL:
+        v->size = 0;
+        return ETW_OK;
+    case ETW_INTYPE_FLOAT: size = 4; goto fixed;
+    case ETW_INTYPE_DOUBLE:
+    case ETW_INTYPE_FILETIME: size = 8; goto fixed;
+    case ETW_INTYPE_GUID:
+    case ETW_INTYPE_SYSTEMTIME: size = 16; goto fixed;
+
+    /* NUL-terminated or length-given strings, length-given binary */
+    case ETW_INTYPE_UNICODESTRING:
+    case ETW_INTYPE_ANSISTRING: {
+        unsigned unit = in == ETW_INTYPE_UNICODESTRING ? 2 : 1;
+        if (p->flags & (ETW_PROP_LENGTH_REF | ETW_PROP_LENGTH_FIXED)) {
+            uint64_t len = p->length;
+            if ((p->flags & ETW_PROP_LENGTH_REF) && !ref_value(c, p->length, &len))
+                return take_rest(c, v);
+            if (len > rest / unit) return take_rest(c, v);
+            take = (uint32_t)len * unit;
+            size = str_len(d, take, unit, &found);
+        } else {
+            size = str_len(d, rest, unit, &found);
+            take = found ? size + unit : rest;
+        }
+        v->size = size;
+        c->pos += take;
+        return ETW_OK;
+    }
+    case ETW_INTYPE_BINARY:
+        if (p->flags & (ETW_PROP_LENGTH_REF | ETW_PROP_LENGTH_FIXED)) {
+            uint64_t len = p->length;
+            if ((p->flags & ETW_PROP_LENGTH_REF) && !ref_value(c, p->length, &len))
+                return take_rest(c, v);
+            if (len > rest) return take_rest(c, v);
+            size = (uint32_t)len;
+            goto fixed;
+        }
+        if (p->out_type == ETW_OUTTYPE_IPV6) {
+            size = 16;
+            goto fixed;
+        }
+        return take_rest(c, v); /* size unknown */
+
+    /* counted strings and binary */
+    case ETW_INTYPE_MANIFEST_COUNTEDSTRING:
+    case ETW_INTYPE_MANIFEST_COUNTEDANSISTRING:
+    case ETW_INTYPE_COUNTEDSTRING:
+    case ETW_INTYPE_COUNTEDANSISTRING:
+    case ETW_INTYPE_REVERSEDCOUNTEDSTRING:
+    case ETW_INTYPE_REVERSEDCOUNTEDANSISTRING:
+    case ETW_INTYPE_MANIFEST_COUNTEDBINARY: {
+        unsigned unit;
+        if (rest < 2) return take_rest(c, v);
+        if (in == ETW_INTYPE_REVERSEDCOUNTEDSTRING ||
+            in == ETW_INTYPE_REVERSEDCOUNTEDANSISTRING)
+            n = etw_be16(d);
+        else
+            n = etw_le16(d);
+        if (n > rest - 2) return take_rest(c, v);
+        v->data = d + 2;
+        c->pos += 2 + n;
+        if (in == ETW_INTYPE_MANIFEST_COUNTEDBINARY) {
+            v->size = n;
+            return ETW_OK;
+        }
+        unit = (in == ETW_INTYPE_MANIFEST_COUNTEDSTRING ||
+                in == ETW_INTYPE_COUNTEDSTRING ||
+                in == ETW_INTYPE_REVERSEDCOUNTEDSTRING) ? 2 : 1;
+        v->size = str_len(d + 2, n, unit, &found);
+        if (!found && unit == 2) v->size = n; /* keep an odd last byte: ignored by writers */
+        return ETW_OK;
+    }
+    case ETW_INTYPE_NONNULLTERMINATEDSTRING:
+    case ETW_INTYPE_NONNULLTERMINATEDANSISTRING:
+        v->size = str_len(d, rest, in == ETW_INTYPE_NONNULLTERMINATEDSTRING ? 2 : 1,
+                          &found);
+        c->pos = c->size;
+        return ETW_OK;
+    case ETW_INTYPE_HEXDUMP:
+        if (rest < 4) return take_rest(c, v);
+        n = etw_le32(d);
+        if (n > rest - 4) return take_rest(c, v);
+        v->data = d + 4;
+        v->size = n;
+        c->pos += 4 + n;
+        return ETW_OK;
+
+    /* SIDs */
+    case ETW_INTYPE_SID:
+        if (rest < 8 || d[1] > 15) return take_rest(c, v);
+        size = 8 + 4u * d[1];
+        goto fixed;
+    case ETW_INTYPE_WBEMSID: {
+        uint32_t off = 2u * c->pointer_size;
+        if (rest < 4) return take_rest(c, v);
+        if (etw_le32(d) == 0) {
+            size = 4;
+            goto fixed;
+        }
+        if (rest < off + 8 || d[off + 1] > 15) return take_rest(c, v);
+        size = off + 8 + 4u * d[off + 1];
+        goto fixed;
+    }
+
+    default:
+        return take_rest(c, v); /* unknown in-type: size unknown */
+    }
+
+fixed:
+    if (rest < size) return take_rest(c, v);
+    v->size = size;
+    c->pos += size;
+    return ETW_OK;
+}
+
+/* Push a LEVEL frame for the members of struct property p. */
+static void push_level(etw_decode_cursor *c, const etw_property *p, uint32_t prop) {
+    uint16_t pc = c->schema->prop_count;
+    etw_decode_frame *f = &c->stack[++c->depth];
+    f->first = p->struct_first;
+    if (p->struct_first >= pc)
+        f->count = 0;
+    else
+        f->count = p->struct_count < pc - p->struct_first
+                       ? p->struct_count
+                       : (uint16_t)(pc - p->struct_first);
+    f->next = 0;
+    f->prop = (uint16_t)prop;
+    f->elems = 0;
+    f->elem = 0;
+    f->kind = FR_LEVEL;
+}
+
+/* A property at a LEVEL frame: scalar, struct or array. */
+static etw_status property(etw_decode_cursor *c, etw_value *v, uint32_t idx) {
+    const etw_property *p = &c->schema->props[idx];
+    int is_struct = (p->flags & ETW_PROP_STRUCT) != 0;
+
+    value_init(c, v, ETW_VALUE_SCALAR, p);
+    if (c->zero_items >= ETW_ZERO_ITEMS_MAX) {
+        if (is_struct) v->in_type = ETW_INTYPE_RESERVED24;
+        return take_rest(c, v);
+    }
+    if (p->flags & ETW_PROP_ARRAY_MASK) {
+        unsigned need = is_struct ? 2 : 1;
+        uint64_t n;
+        uint32_t rest;
+        if (is_struct) {
+            v->in_type = ETW_INTYPE_RESERVED24;
+            v->out_type = 0;
+        } else {
+            if (v->in_type == ETW_INTYPE_SIZET) v->in_type = ETW_INTYPE_POINTER;
+            if (p->flags & ETW_PROP_CUSTOM_SIZED)
+                v->out_type = ETW_OUTTYPE_HEXBINARY;
+            else if (v->out_type == 0)
+                v->out_type = default_out(p->in_type, c->pointer_size);
+        }
+        if (c->depth + need > ETW_DECODE_MAX_DEPTH) return take_rest(c, v);
+        if (p->flags & ETW_PROP_COUNT_IN_DATA) {
+            if (c->size - c->pos < 2) return take_rest(c, v);
+            n = etw_le16(c->data + c->pos);
+            c->pos += 2;
+        } else if (p->flags & ETW_PROP_COUNT_REF) {
+            if (!ref_value(c, p->count, &n)) return take_rest(c, v);
+        } else {
+            n = p->count;
+        }
+        if (n > UINT32_MAX) n = UINT32_MAX;
+        rest = c->size - c->pos;
+        if (n > ETW_ARRAY_CAP && n > rest) n = rest > ETW_ARRAY_CAP ? rest : ETW_ARRAY_CAP;
+        v->kind = ETW_VALUE_ARRAY_BEGIN;
+        v->array_count = (uint32_t)n;
+        etw_decode_frame *f = &c->stack[++c->depth];
+        f->first = p->struct_first;
+        f->count = 0;
+        f->next = 0;
+        f->prop = (uint16_t)idx;
+        f->elems = (uint32_t)n;
+        f->elem = 0;
+        f->kind = is_struct ? FR_ARRAY_STRUCT : FR_ARRAY;
+        return ETW_OK;
+    }
+    if (is_struct) {
+        v->in_type = ETW_INTYPE_RESERVED24;
+        v->out_type = 0;
+        if (c->depth + 1u > ETW_DECODE_MAX_DEPTH) return take_rest(c, v);
+        v->kind = ETW_VALUE_STRUCT_BEGIN;
+        push_level(c, p, idx);
+        return ETW_OK;
+    }
+    return scalar(c, v, p, idx);
+}
+
+static etw_status next_item(etw_decode_cursor *c, etw_value *v) {
+    const etw_property *props = c->schema->props;
+    etw_decode_frame *f = &c->stack[c->depth];
+
+    if (f->kind == FR_LEVEL) {
+        if (f->next < f->count) return property(c, v, (uint32_t)f->first + f->next++);
+        if (c->depth == 0) {
+            c->done = 1;
+            return ETW_END;
+        }
+        /* end of a struct (or of one struct element of an array) */
+        const etw_property *p = &props[f->prop];
+        c->depth--;
+        value_init(c, v, ETW_VALUE_STRUCT_END, p);
+        v->in_type = ETW_INTYPE_RESERVED24;
+        v->out_type = 0;
+        f = &c->stack[c->depth];
+        if (f->kind == FR_ARRAY_STRUCT) {
+            v->in_array = 1;
+            v->array_index = f->elem;
+            v->array_count = f->elems;
+            f->elem++;
+        }
+        return ETW_OK;
+    }
+
+    /* an array frame */
+    const etw_property *p = &props[f->prop];
+    if (f->elem >= f->elems) {
+        c->depth--;
+        value_init(c, v, ETW_VALUE_ARRAY_END, p);
+        v->array_count = f->elems;
+        if (f->kind == FR_ARRAY_STRUCT) {
+            v->in_type = ETW_INTYPE_RESERVED24;
+            v->out_type = 0;
+        } else {
+            if (v->in_type == ETW_INTYPE_SIZET) v->in_type = ETW_INTYPE_POINTER;
+            if (p->flags & ETW_PROP_CUSTOM_SIZED)
+                v->out_type = ETW_OUTTYPE_HEXBINARY;
+            else if (v->out_type == 0)
+                v->out_type = default_out(p->in_type, c->pointer_size);
+        }
+        return ETW_OK;
+    }
+    value_init(c, v, ETW_VALUE_SCALAR, p);
+    v->in_array = 1;
+    v->array_index = f->elem;
+    v->array_count = f->elems;
+    if (c->zero_items >= ETW_ZERO_ITEMS_MAX) {
+        if (f->kind == FR_ARRAY_STRUCT) v->in_type = ETW_INTYPE_RESERVED24;
+        return take_rest(c, v);
+    }
+    if (f->kind == FR_ARRAY_STRUCT) {
+        v->kind = ETW_VALUE_STRUCT_BEGIN;
+        v->in_type = ETW_INTYPE_RESERVED24;
+        v->out_type = 0;
+        push_level(c, p, f->prop);
+        return ETW_OK;
+    }
+    f->elem++;
+    return scalar(c, v, p, f->prop);
+}
+
+etw_status etw_decode_next(etw_decode_cursor *c, etw_value *v) {
+    if (!c || !v) return ETW_E_INVALID_ARG;
+    if (c->done) return ETW_END;
+    uint32_t pos0 = c->pos;
+    etw_status st = next_item(c, v);
+    if (c->pos == pos0) c->zero_items++;
+    return st;
+}
+
+/* ------------------------------------------------------------------------ */
+/* convenience readers                                                      */
+
+static int is_integer(uint16_t in) {
+    switch (in) {
+    case ETW_INTYPE_INT8:
+    case ETW_INTYPE_UINT8:
+    case ETW_INTYPE_INT16:
+    case ETW_INTYPE_UINT16:
+    case ETW_INTYPE_INT32:
+    case ETW_INTYPE_UINT32:
+    case ETW_INTYPE_INT64:
+    case ETW_INTYPE_UINT64:
+    case ETW_INTYPE_BOOLEAN:
+    case ETW_INTYPE_POINTER:
+    case ETW_INTYPE_SIZET:
+    case ETW_INTYPE_HEXINT32:
+    case ETW_INTYPE_HEXINT64:
+    case ETW_INTYPE_UNICODECHAR:
+    case ETW_INTYPE_ANSICHAR: return 1;
+    default: return 0;
+    }
+}
+
+static uint64_t load_n(const uint8_t *d, uint32_t size) {
+    switch (size) {
+    case 1: return d[0];
+    case 2: return etw_le16(d);
+    case 4: return etw_le32(d);
+    case 8: return etw_le64(d);
+    default: return 0;
+    }
+}
+
+uint64_t etw_value_u64(const etw_value *v) {
+    if (!v || v->kind != ETW_VALUE_SCALAR || !v->data || !is_integer(v->in_type) ||
+        (v->prop && (v->prop->flags & ETW_PROP_CUSTOM_SIZED)))
+        return 0;
+    return load_n(v->data, v->size);
+}
+
+int64_t etw_value_i64(const etw_value *v) {
+    uint64_t u = etw_value_u64(v);
+    if (!v) return 0;
+    switch (v->in_type) {
+    case ETW_INTYPE_INT8: return (int8_t)(uint8_t)u;
+    case ETW_INTYPE_INT16: return (int16_t)(uint16_t)u;
+    case ETW_INTYPE_INT32: return (int32_t)(uint32_t)u;
+    default: return (int64_t)u; /* INT64 and unsigned types: the 64 bits */
+    }
+}
+
+double etw_value_double(const etw_value *v) {
+    if (!v || v->kind != ETW_VALUE_SCALAR || !v->data ||
+        (v->prop && (v->prop->flags & ETW_PROP_CUSTOM_SIZED)))
+        return 0;
+    if (v->in_type == ETW_INTYPE_FLOAT && v->size == 4) {
+        uint32_t b = etw_le32(v->data);
+        float f;
+        memcpy(&f, &b, sizeof f);
+        return f;
+    }
+    if (v->in_type == ETW_INTYPE_DOUBLE && v->size == 8) {
+        uint64_t b = etw_le64(v->data);
+        double d;
+        memcpy(&d, &b, sizeof d);
+        return d;
+    }
+    return 0;
+}
