@@ -31,6 +31,7 @@
 
 #include "etw_decode.h"
 #include "etw_event.h"
+#include "etw_reader.h"
 #include "etw_schema.h"
 #include "etw_status.h"
 #include "etw_types.h"
@@ -43,6 +44,14 @@ typedef struct etw_decoder etw_decoder;
 
 typedef struct etw_decoder_options {
     const etw_allocator *allocator; /* NULL: malloc/free */
+    /* Problems met while learning schemas: a malformed or replaced manifest
+     * (the message names the file, line and reason), an EventSource
+     * manifest whose chunks are missing, duplicated or never complete, a
+     * damaged merged-metadata record. NULL: only counted. */
+    etw_diag_fn on_diag;
+    void *diag_ctx;
+    /* 1: do not learn .NET EventSource manifests from the trace. */
+    int no_eventsource;
 } etw_decoder_options;
 
 typedef struct etw_decoder_stats {
@@ -52,10 +61,40 @@ typedef struct etw_decoder_stats {
     uint64_t negative_hits;  /* answered by the negative cache */
     uint64_t errors;         /* events whose schema could not be had */
     uint32_t schemas;        /* schemas in the arena */
+    uint64_t problems;       /* diagnostics reported through on_diag */
+    uint32_t manifest_providers;    /* providers loaded from user manifests */
+    uint32_t eventsource_manifests; /* EventSource manifests learned from the trace */
+    uint32_t metadata_events;       /* TRACE_EVENT_INFO schemas merged into the trace */
 } etw_decoder_stats;
 
 etw_status etw_decoder_new(etw_decoder **out, const etw_decoder_options *opt);
 void etw_decoder_free(etw_decoder *d);
+
+/* Load an instrumentation manifest file, or every *.man / *.xml file of a
+ * directory. User manifests take precedence over every schema found in the
+ * trace; a provider loaded twice keeps the later file (with a warning). May
+ * be called at any time: events after the call see the new schemas. A
+ * malformed file loads nothing and returns ETW_E_CORRUPT (reported with its
+ * line); ETW_E_IO when the path cannot be read. *providers (may be NULL)
+ * receives the number of providers loaded by this call. */
+etw_status etw_decoder_add_manifest(etw_decoder *d, const char *path, uint32_t *providers);
+
+/* The same from XML text in memory; origin names it in messages. */
+etw_status etw_decoder_add_manifest_xml(etw_decoder *d, const char *xml, size_t len,
+                                        const char *origin, uint32_t *providers);
+
+/* Learn the schemas merged into the trace (KernelTraceControl MetaData
+ * EventInfo / EventMapInfo records). They are written after the first event
+ * they describe, so this reads the whole trace once (without decoding
+ * payloads) and rewinds r to its first event. */
+etw_status etw_decoder_prescan(etw_decoder *d, etw_reader *r);
+
+/* End of the trace: report EventSource manifests that never completed. */
+void etw_decoder_finish(etw_decoder *d);
+
+/* 1 when ev is a .NET EventSource manifest chunk (id 0xFFFE, task 0xFFFE,
+ * opcode 0xFE): it is shown as a "ManifestData" event. */
+int etw_decoder_is_manifest_event(const etw_event *ev);
 
 /* The schema of ev. ETW_OK and *out set; ETW_E_NOT_FOUND when no source
  * knows the event; ETW_E_CORRUPT / ETW_E_LIMIT / ETW_E_TRUNCATED when its

@@ -136,7 +136,8 @@ etw_status etw_reader_open_input(etw_reader **out, const etw_input *input,
                                  const etw_reader_options *opt);
 
 /* The next event in timestamp order: ETW_OK and *ev filled; ETW_END when all
- * buffers are done; ETW_E_IO when the input fails (reading cannot go on). */
+ * buffers are done. A buffer that cannot be read (input error, no memory)
+ * is reported through on_diag and skipped like a damaged one. */
 etw_status etw_reader_next(etw_reader *r, etw_event *ev);
 
 /* The log-file header (valid after a successful open). */

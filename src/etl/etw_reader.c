@@ -78,6 +78,7 @@ struct etw_reader {
     size_t tmp_cap;
 
     etw_reader_stats stats;
+    etw_reader_stats index_stats; /* what building the index found (kept by rewind) */
     char msg[192];
 };
 
@@ -185,9 +186,26 @@ static int plausible_at(etw_reader *r, uint64_t off, etw_buffer_header *h) {
 /* After damage at `from`: the offset of the next believable buffer header,
  * or the input size when there is none. */
 static uint64_t resync(etw_reader *r, uint64_t from) {
+    /* Read windows and test the cheap header fields in place; only
+     * candidates get the full check (which reads their first record). */
+    uint8_t win[RESYNC_WINDOW + ETW_BUFFER_HEADER_SIZE];
     etw_buffer_header h;
-    for (uint64_t off = from; off < r->in.size; off++) {
-        if (plausible_at(r, off, &h)) return off;
+    for (uint64_t base = from; base < r->in.size; base += RESYNC_WINDOW) {
+        size_t want = sizeof win;
+        if (r->in.size - base < want) want = (size_t)(r->in.size - base);
+        long long got = r->in.read_at(r->in.ctx, base, win, want);
+        if (got < (long long)ETW_BUFFER_HEADER_SIZE) break;
+        size_t last = (size_t)got - ETW_BUFFER_HEADER_SIZE;
+        if (last >= RESYNC_WINDOW) last = RESYNC_WINDOW - 1;
+        for (size_t i = 0; i <= last; i++) {
+            const uint8_t *p = win + i;
+            uint32_t size = etw_le32(p);
+            if (size < ETW_BUFFER_HEADER_SIZE || size > r->max_buffer) continue;
+            if (etw_le16(p + 0x2A) != r->logger_id || etw_le16(p + 0x36) > ETW_BUFFER_TYPE_MAX ||
+                (etw_le16(p + 0x34) & ~ETW_BUFFER_FLAGS_KNOWN))
+                continue;
+            if (plausible_at(r, base + i, &h)) return base + i;
+        }
     }
     return r->in.size;
 }
@@ -260,10 +278,24 @@ static etw_status build_index(etw_reader *r) {
         buf_entry e = entry_from_header(r, off, &h);
         uint64_t next = off + h.buffer_size;
         if (h.buffer_size > r->in.size - off) {
-            next = r->in.size;
-            snprintf(r->msg, sizeof r->msg, "buffer of %u bytes cut by the end of the file after %u bytes",
-                     h.buffer_size, e.disk_size);
-            diag(r, ETW_E_TRUNCATED, off, r->msg);
+            /* Past the end of the file: the file is cut, or the size lies
+             * and more buffers follow. */
+            uint64_t found = resync(
+                r, off + ((h.flags & ETW_BUFFER_FLAG_COMPRESSED) ? ETW_BUFFER_HEADER_SIZE : etw_buffer_data_end(&h)));
+            if (found < r->in.size) {
+                snprintf(r->msg, sizeof r->msg,
+                         "buffer size %u runs past the end of the file; next buffer found %llu bytes on; buffer cut there",
+                         h.buffer_size, (unsigned long long)(found - off));
+                diag(r, ETW_E_CORRUPT, off, r->msg);
+                e.disk_size = (uint32_t)(found - off);
+                if (e.data_end > e.disk_size && !(h.flags & ETW_BUFFER_FLAG_COMPRESSED)) e.data_end = e.disk_size;
+                next = found;
+            } else {
+                next = r->in.size;
+                snprintf(r->msg, sizeof r->msg, "buffer of %u bytes cut by the end of the file after %u bytes",
+                         h.buffer_size, e.disk_size);
+                diag(r, ETW_E_TRUNCATED, off, r->msg);
+            }
         } else if (next < r->in.size) {
             etw_buffer_header nh;
             if (!plausible_at(r, next, &nh)) {
@@ -588,13 +620,16 @@ static etw_status open_common(etw_reader **out, etw_reader *r) {
         r->lf_event.timestamp = etw_reader_to_filetime(r, r->lf_event.raw_timestamp);
         s = build_streams(r);
     }
-    if (s == ETW_OK) s = start_streams(r);
+    if (s == ETW_OK) {
+        r->stats.first_timestamp = r->lf_event.timestamp;
+        r->stats.last_timestamp = r->lf_event.timestamp;
+        r->index_stats = r->stats;
+        s = start_streams(r);
+    }
     if (s != ETW_OK) {
         etw_reader_close(r);
         return s;
     }
-    r->stats.first_timestamp = r->lf_event.timestamp;
-    r->stats.last_timestamp = r->lf_event.timestamp;
     *out = r;
     return ETW_OK;
 }
@@ -684,13 +719,7 @@ const etw_reader_stats *etw_reader_stats_get(const etw_reader *r) { return r ? &
 
 etw_status etw_reader_rewind(etw_reader *r) {
     if (!r) return ETW_E_INVALID_ARG;
-    uint64_t keep_buffers = r->stats.buffers, keep_compressed = r->stats.buffers_compressed;
-    uint64_t keep_lost = r->stats.buffers_lost_flag;
-    memset(&r->stats, 0, sizeof r->stats);
-    r->stats.buffers = keep_buffers;
-    r->stats.buffers_compressed = keep_compressed;
-    r->stats.buffers_lost_flag = keep_lost;
-    r->stats.first_timestamp = r->stats.last_timestamp = r->lf_event.timestamp;
+    r->stats = r->index_stats;
     return start_streams(r);
 }
 

@@ -6,6 +6,7 @@
 
 #include "../common/etw_bytes.h"
 #include "../schema/etw_source.h"
+#include "../source/etw_eventsource.h"
 #include "etw_event_names.h"
 #include "etw_fields_json.h"
 #include "etw_text.h"
@@ -111,6 +112,23 @@ static void logfile_fields(etw_text *t, const etw_logfile_header *h) {
     etw_text_putc(t, '}');
 }
 
+/* An EventSource manifest chunk: its envelope, named as PerfView names it
+ * (PayloadLength is the whole user data, as PerfView shows it). */
+static int manifest_fields(etw_text *t, const etw_event *ev) {
+    etw_es_envelope e;
+    if (etw_es_envelope_read(ev, &e) != ETW_OK) return 0;
+    etw_text_puts(t, "{\"Format\":");
+    etw_text_u64(t, e.format);
+    u64_field(t, "MajorVersion", e.major);
+    u64_field(t, "MinorVersion", e.minor);
+    u64_field(t, "Magic", e.magic);
+    u64_field(t, "TotalChunks", e.total_chunks);
+    u64_field(t, "ChunkNumber", e.chunk_number);
+    u64_field(t, "PayloadLength", e.payload_length);
+    etw_text_putc(t, '}');
+    return 1;
+}
+
 /* activity ids, container id and stack from the extended items. */
 static void ext_fields(etw_text *t, const etw_event *ev) {
     etw_ext_item it;
@@ -201,6 +219,8 @@ etw_status etw_json_event(etw_json *j, const etw_reader *r, const etw_event *ev,
     int decoded = 0;
     if (ev->is_logfile_header && r) {
         logfile_fields(t, etw_reader_logfile(r));
+        decoded = 1;
+    } else if (schema && etw_decoder_is_manifest_event(ev) && manifest_fields(t, ev)) {
         decoded = 1;
     } else if (schema) {
         uint64_t *refs;

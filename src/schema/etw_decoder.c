@@ -6,6 +6,10 @@
 #include <string.h>
 
 #include "../common/etw_alloc.h"
+#include "../source/etw_eventsource.h"
+#include "../source/etw_manifest.h"
+#include "../source/etw_manifest_ext.h"
+#include "../source/etw_metadata.h"
 #include "../source/etw_tracelogging.h"
 #include "etw_cache.h"
 #include "etw_source.h"
@@ -14,9 +18,28 @@
 /* Sources a decoder can hold (manifest, EventSource, metadata, MOF). */
 #define MAX_SOURCES 8
 
+/* What is kept of each EventSource manifest loaded, to tell a repeat (the
+ * same manifest sent again on rundown) from a newer one. */
+typedef struct es_loaded {
+    etw_guid provider;
+    uint64_t hash;   /* of the XML */
+    int64_t score;   /* etw_es_manifest_version */
+    size_t len;
+} es_loaded;
+
 struct etw_decoder {
     etw_allocator alloc;
+    etw_decoder_options opt;
     etw_cache *cache;
+    etw_manifest_set *user;  /* manifests the user passed (first in precedence) */
+    etw_manifest_set *es_set; /* EventSource manifests learned from the trace */
+    etw_metadata_set *meta;  /* TRACE_EVENT_INFO merged into the trace */
+    etw_es_assembler *es;
+    es_loaded *es_loaded;
+    size_t es_loaded_n, es_loaded_cap;
+    uint64_t last_offer_buf; /* the manifest chunk offered last (resolve may */
+    uint32_t last_offer_rec; /* be called twice for one event) */
+    int offered_any;
     etw_tl_scratch tl;
     etw_source sources[MAX_SOURCES];
     uint32_t nsources;
@@ -26,6 +49,15 @@ struct etw_decoder {
     char why[160];
 };
 
+static void report(void *ctx, const etw_diag *diag) {
+    etw_decoder *d = ctx;
+    d->stats.problems++;
+    if (d->opt.on_diag) d->opt.on_diag(d->opt.diag_ctx, diag);
+}
+
+static etw_status es_manifest(void *ctx, const etw_guid *provider, uint32_t pid, const uint8_t *xml,
+                              size_t len);
+
 etw_status etw_decoder_new(etw_decoder **out, const etw_decoder_options *opt) {
     if (!out) return ETW_E_INVALID_ARG;
     *out = NULL;
@@ -33,12 +65,47 @@ etw_status etw_decoder_new(etw_decoder **out, const etw_decoder_options *opt) {
     etw_decoder *d = etw_calloc(&a, 1, sizeof *d);
     if (!d) return ETW_E_NOMEM;
     d->alloc = a;
+    if (opt) d->opt = *opt;
+    etw_tl_scratch_init(&d->tl, &a);
+    etw_manifest_options mo;
+    memset(&mo, 0, sizeof mo);
+    mo.allocator = &d->alloc;
+    mo.on_diag = report;
+    mo.diag_ctx = d;
+    etw_es_options eo;
+    memset(&eo, 0, sizeof eo);
+    eo.allocator = &d->alloc;
+    eo.on_manifest = es_manifest;
+    eo.ctx = d;
+    eo.on_diag = report;
+    eo.diag_ctx = d;
     etw_status s = etw_cache_new(&d->cache, &a);
+    if (s == ETW_OK) {
+        mo.kind = ETW_SOURCE_MANIFEST;
+        s = etw_manifest_set_new(&d->user, &mo);
+    }
+    if (s == ETW_OK) {
+        mo.kind = ETW_SOURCE_EVENTSOURCE;
+        s = etw_manifest_set_new(&d->es_set, &mo);
+    }
+    if (s == ETW_OK) s = etw_metadata_set_new(&d->meta, &a);
+    if (s == ETW_OK) s = etw_es_new(&d->es, &eo);
     if (s != ETW_OK) {
-        etw_free(&a, d);
+        etw_decoder_free(d);
         return s;
     }
-    etw_tl_scratch_init(&d->tl, &a);
+    etw_manifest_set_cache(d->user, d->cache);
+    etw_manifest_set_cache(d->es_set, d->cache);
+    /* Precedence: the user's manifests, then EventSource manifests from the
+     * trace, then metadata merged into the trace. */
+    etw_source src = etw_manifest_as_source(d->user);
+    etw_decoder_add_source(d, &src);
+    src = etw_manifest_as_source(d->es_set);
+    etw_decoder_add_source(d, &src);
+    src = etw_metadata_as_source(d->meta);
+    etw_decoder_add_source(d, &src);
+    src = etw_metadata_as_classic_source(d->meta);
+    etw_decoder_add_source(d, &src);
     *out = d;
     return ETW_OK;
 }
@@ -46,9 +113,14 @@ etw_status etw_decoder_new(etw_decoder **out, const etw_decoder_options *opt) {
 void etw_decoder_free(etw_decoder *d) {
     if (!d) return;
     etw_allocator a = d->alloc;
+    etw_es_free(d->es);
+    etw_manifest_set_free(d->user);
+    etw_manifest_set_free(d->es_set);
+    etw_metadata_set_free(d->meta);
     etw_tl_scratch_free(&d->tl);
     etw_cache_free(d->cache);
     etw_free(&a, d->refs);
+    etw_free(&a, d->es_loaded);
     etw_free(&a, d);
 }
 
@@ -166,6 +238,171 @@ static etw_status resolve_keyed(etw_decoder *d, const etw_event *ev, etw_source_
     return fail(d, ETW_E_NOT_FOUND, why);
 }
 
+/* A source of higher precedence learned `provider`: drop the provider's
+ * schemas from the maps below it, so its next event resolves anew, and let
+ * keys that missed before be asked again. */
+static void learned_provider(etw_decoder *d, etw_schema_source from, const etw_guid *provider) {
+    for (etw_schema_source s = from; s <= ETW_SOURCE_METADATA; s++) etw_cache_forget_provider(d->cache, s, provider);
+    etw_cache_miss_clear(d->cache);
+}
+
+typedef struct forget_walk {
+    etw_decoder *d;
+    etw_guid last;
+    int any;
+} forget_walk;
+
+static int forget_each(void *ctx, const etw_guid *provider, uint16_t id, uint8_t version) {
+    forget_walk *w = ctx;
+    (void)id;
+    (void)version;
+    if (!w->any || !etw_guid_equal(&w->last, provider)) {
+        learned_provider(w->d, ETW_SOURCE_EVENTSOURCE, provider);
+        w->last = *provider;
+        w->any = 1;
+    }
+    return 0;
+}
+
+static void user_manifests_changed(etw_decoder *d) {
+    forget_walk w;
+    memset(&w, 0, sizeof w);
+    w.d = d;
+    etw_manifest_foreach_event(d->user, forget_each, &w);
+    etw_cache_miss_clear(d->cache);
+    d->stats.manifest_providers = etw_manifest_provider_count(d->user);
+}
+
+etw_status etw_decoder_add_manifest(etw_decoder *d, const char *path, uint32_t *providers) {
+    if (!d || !path) return ETW_E_INVALID_ARG;
+    etw_status s = etw_manifest_load_path(d->user, path, providers);
+    user_manifests_changed(d);
+    return s;
+}
+
+etw_status etw_decoder_add_manifest_xml(etw_decoder *d, const char *xml, size_t len, const char *origin,
+                                        uint32_t *providers) {
+    if (!d || (!xml && len)) return ETW_E_INVALID_ARG;
+    etw_status s = etw_manifest_load_xml(d->user, xml, len, origin ? origin : "(memory)", providers);
+    user_manifests_changed(d);
+    return s;
+}
+
+/* A complete EventSource manifest from the trace. A provider the user gave
+ * a manifest for keeps it (as PerfView keeps its own CLR parser over the
+ * runtime's embedded manifest); the same manifest sent again is ignored; a
+ * different one replaces the old for the events after it. */
+static etw_status es_manifest(void *ctx, const etw_guid *provider, uint32_t pid, const uint8_t *xml,
+                              size_t len) {
+    etw_decoder *d = ctx;
+    (void)pid;
+    if (etw_manifest_has_provider(d->user, provider)) return ETW_OK;
+    uint64_t h = etw_cache_hash(xml, len);
+    es_loaded *seen = NULL;
+    for (size_t i = 0; i < d->es_loaded_n; i++)
+        if (etw_guid_equal(&d->es_loaded[i].provider, provider)) seen = &d->es_loaded[i];
+    if (seen && seen->hash == h && seen->len == len) return ETW_OK;
+    if (!seen) {
+        if (d->es_loaded_n == d->es_loaded_cap) {
+            size_t nc = d->es_loaded_cap ? d->es_loaded_cap * 2 : 8;
+            es_loaded *n = etw_calloc(&d->alloc, nc, sizeof *n);
+            if (!n) return ETW_E_NOMEM;
+            if (d->es_loaded_n) memcpy(n, d->es_loaded, d->es_loaded_n * sizeof *n);
+            etw_free(&d->alloc, d->es_loaded);
+            d->es_loaded = n;
+            d->es_loaded_cap = nc;
+        }
+        seen = &d->es_loaded[d->es_loaded_n++];
+        seen->provider = *provider;
+    }
+    char g[ETW_GUID_STRING_SIZE], origin[64];
+    etw_guid_format(provider, g);
+    snprintf(origin, sizeof origin, "EventSource %s", g);
+    if (etw_manifest_load_xml(d->es_set, (const char *)xml, len, origin, NULL) == ETW_OK) {
+        seen->hash = h;
+        seen->len = len;
+        seen->score = etw_es_manifest_version(xml, len);
+        d->stats.eventsource_manifests++;
+        learned_provider(d, ETW_SOURCE_EVENTSOURCE, provider);
+    }
+    return ETW_OK;
+}
+
+int etw_decoder_is_manifest_event(const etw_event *ev) { return ev && etw_es_is_manifest_event(ev); }
+
+void etw_decoder_finish(etw_decoder *d) {
+    if (d) etw_es_finish(d->es);
+}
+
+etw_status etw_decoder_prescan(etw_decoder *d, etw_reader *r) {
+    if (!d || !r) return ETW_E_INVALID_ARG;
+    etw_event ev;
+    etw_status s;
+    while ((s = etw_reader_next(r, &ev)) == ETW_OK) {
+        etw_status st = ETW_OK;
+        const char *why = NULL;
+        if (etw_metadata_offer(d->meta, &ev, &st, &why) && st != ETW_OK) {
+            etw_diag diag;
+            diag.status = st;
+            diag.file_offset = ev.buffer_file_offset;
+            snprintf(d->why, sizeof d->why, "merged metadata record dropped: %s", why ? why : etw_strerror(st));
+            diag.message = d->why;
+            report(d, &diag);
+        }
+    }
+    d->stats.metadata_events = etw_metadata_event_count(d->meta);
+    etw_cache_miss_clear(d->cache);
+    if (s != ETW_END) return s;
+    return etw_reader_rewind(r);
+}
+
+/* Events shown with a name and built-in fields but no payload schema: an
+ * EventSource manifest chunk ("ManifestData", under the EventSource's name
+ * once its manifest is known) and the MetaData records themselves. Cached
+ * as schemas without properties under their source's map. */
+static etw_status builtin_schema(etw_decoder *d, const etw_event *ev, etw_schema_source source,
+                                 const char *provider_name, const char *event_name,
+                                 const etw_schema **out) {
+    uint8_t key[ETW_DESCRIPTOR_KEY_SIZE];
+    uint8_t w = width_of(ev);
+    etw_key_descriptor(key, &ev->provider, source == ETW_SOURCE_METADATA ? ev->opcode : ev->id, ev->version);
+    key[17] = 0xFE; /* apart from the keys of real events */
+    uint64_t h = etw_cache_hash(key, sizeof key);
+    const etw_schema *s = etw_cache_find(d->cache, source, w, key, sizeof key, h);
+    if (s) {
+        d->stats.hits++;
+        *out = s;
+        return ETW_OK;
+    }
+    etw_schema draft;
+    memset(&draft, 0, sizeof draft);
+    draft.provider = ev->provider;
+    draft.provider_name = provider_name;
+    draft.event_name = event_name;
+    draft.event_id = ev->id;
+    draft.version = ev->version;
+    draft.opcode = ev->opcode;
+    draft.task = ev->task;
+    etw_status st = etw_cache_insert(d->cache, source, w, key, sizeof key, h, &draft, &s, NULL);
+    if (st != ETW_OK) return st;
+    d->stats.schemas = etw_cache_count(d->cache);
+    *out = s;
+    return ETW_OK;
+}
+
+static etw_status resolve_manifest_chunk(etw_decoder *d, const etw_event *ev, const etw_schema **out) {
+    if (!d->offered_any || d->last_offer_buf != ev->buffer_file_offset ||
+        d->last_offer_rec != ev->record_offset) {
+        d->offered_any = 1;
+        d->last_offer_buf = ev->buffer_file_offset;
+        d->last_offer_rec = ev->record_offset;
+        etw_status s = etw_es_offer(d->es, ev);
+        if (s == ETW_E_NOMEM) return s;
+    }
+    return builtin_schema(d, ev, ETW_SOURCE_EVENTSOURCE, etw_manifest_provider_name(d->es_set, &ev->provider),
+                          "ManifestData", out);
+}
+
 etw_status etw_decoder_resolve(etw_decoder *d, const etw_event *ev, const etw_schema **out,
                                const char **why) {
     if (!d || !ev || !out) return ETW_E_INVALID_ARG;
@@ -174,6 +411,23 @@ etw_status etw_decoder_resolve(etw_decoder *d, const etw_event *ev, const etw_sc
     etw_ext_item meta;
     if (ev->ext_count && etw_event_find_ext(ev, ETW_EXT_EVENT_SCHEMA_TL, &meta) == ETW_OK)
         return resolve_tracelogging(d, ev, &meta, out, why);
+    if (!d->opt.no_eventsource && etw_es_is_manifest_event(ev)) {
+        etw_status st = resolve_manifest_chunk(d, ev, out);
+        if (st != ETW_OK) {
+            snprintf(d->why, sizeof d->why, "EventSource manifest chunk: %s", etw_strerror(st));
+            return fail(d, st, why);
+        }
+        return ETW_OK;
+    }
+    const char *meta_name = etw_metadata_event_name(ev);
+    if (meta_name) {
+        etw_status st = builtin_schema(d, ev, ETW_SOURCE_METADATA, ETW_METADATA_PROVIDER_NAME, meta_name, out);
+        if (st != ETW_OK) {
+            snprintf(d->why, sizeof d->why, "%s", etw_strerror(st));
+            return fail(d, st, why);
+        }
+        return ETW_OK;
+    }
     if (ev->form == ETW_FORM_MESSAGE) {
         snprintf(d->why, sizeof d->why, "no schema: WPP message %u needs TMF data", ev->message_number);
         return fail(d, ETW_E_NOT_FOUND, why);

@@ -19,6 +19,10 @@ static const char usage_text[] =
     "\n"
     "options:\n"
     "  --format json        output format (json is the only one so far)\n"
+    "  -m, --manifest PATH  decode manifest-based events with this instrumentation\n"
+    "                       manifest (a .man/.xml file, or a directory of them);\n"
+    "                       repeatable; takes precedence over schemas in the trace\n"
+    "  --no-manifest-events leave out the EventSource manifest chunks (ManifestData)\n"
     "  --stats              print a summary table instead of the events\n"
     "  --raw                add \"raw\" (user data in hex) to every event\n"
     "  --file-order         keep the file's record order (no merge by time)\n"
@@ -32,8 +36,13 @@ static const char usage_text[] =
     "problem is reported on standard error with its file offset); 2 the file\n"
     "could not be read at all or the command line is wrong.\n";
 
+#define MAX_MANIFESTS 64
+
 typedef struct options {
     const char *path;
+    const char *manifests[MAX_MANIFESTS];
+    int nmanifests;
+    int no_manifest_events;
     const char *output;
     int stats;
     int raw;
@@ -45,13 +54,21 @@ typedef struct options {
 typedef struct diag_ctx {
     const char *path;
     int quiet;
+    int muted; /* during the pre-scan: the same problems come again later */
 } diag_ctx;
 
 static void on_diag(void *ctx, const etw_diag *d) {
     const diag_ctx *c = ctx;
-    if (c->quiet) return;
+    if (c->quiet || c->muted) return;
     fprintf(stderr, "etwdump: %s: offset 0x%llx: %s\n", c->path,
             (unsigned long long)d->file_offset, d->message);
+}
+
+/* Problems learning schemas (manifests name their own file and line). */
+static void on_decoder_diag(void *ctx, const etw_diag *d) {
+    const diag_ctx *c = ctx;
+    if (c->quiet) return;
+    fprintf(stderr, "etwdump: %s\n", d->message);
 }
 
 static int parse_args(int argc, char **argv, options *o) {
@@ -66,6 +83,15 @@ static int parse_args(int argc, char **argv, options *o) {
             exit(EXIT_CLEAN);
         } else if (!strcmp(a, "--stats")) {
             o->stats = 1;
+        } else if (!strcmp(a, "-m") || !strcmp(a, "--manifest")) {
+            if (++i >= argc) goto missing;
+            if (o->nmanifests == MAX_MANIFESTS) {
+                fprintf(stderr, "etwdump: at most %d --manifest options\n", MAX_MANIFESTS);
+                return 0;
+            }
+            o->manifests[o->nmanifests++] = argv[i];
+        } else if (!strcmp(a, "--no-manifest-events")) {
+            o->no_manifest_events = 1;
         } else if (!strcmp(a, "--raw")) {
             o->raw = 1;
         } else if (!strcmp(a, "--file-order")) {
@@ -244,19 +270,13 @@ static int run_stats(etw_reader *r, FILE *out, const options *o) {
 
 /* --- JSON ---------------------------------------------------------------- */
 
-static int run_json(etw_reader *r, FILE *out, const options *o) {
+static int run_json(etw_reader *r, etw_decoder *dec, FILE *out, const options *o) {
     etw_json *j;
-    etw_decoder *dec;
-    if (etw_decoder_new(&dec, NULL) != ETW_OK) {
-        fprintf(stderr, "etwdump: out of memory\n");
-        return EXIT_FATAL;
-    }
     etw_json_options jo = {0};
     jo.raw_always = o->raw;
     jo.decoder = dec;
     if (etw_json_new(&j, NULL, &jo) != ETW_OK) {
         fprintf(stderr, "etwdump: out of memory\n");
-        etw_decoder_free(dec);
         return EXIT_FATAL;
     }
     etw_event ev;
@@ -266,6 +286,12 @@ static int run_json(etw_reader *r, FILE *out, const options *o) {
     while ((s = etw_reader_next(r, &ev)) == ETW_OK) {
         const char *line;
         size_t len;
+        if (o->no_manifest_events && etw_decoder_is_manifest_event(&ev)) {
+            /* still learned from: the decoder sees every chunk */
+            const etw_schema *schema;
+            etw_decoder_resolve(dec, &ev, &schema, NULL);
+            continue;
+        }
         if (etw_json_event(j, r, &ev, &line, &len) != ETW_OK) {
             fprintf(stderr, "etwdump: out of memory\n");
             rc = EXIT_FATAL;
@@ -279,19 +305,20 @@ static int run_json(etw_reader *r, FILE *out, const options *o) {
         if (o->max_events && ++n >= o->max_events) break;
     }
     etw_json_free(j);
-    etw_decoder_free(dec);
+    etw_decoder_finish(dec);
     if (s < 0 && rc == EXIT_CLEAN) {
         fprintf(stderr, "etwdump: %s: %s\n", o->path, etw_strerror(s));
         rc = EXIT_FATAL;
     }
-    if (rc == EXIT_CLEAN && etw_reader_stats_get(r)->problems) rc = EXIT_SKIPPED;
+    if (rc == EXIT_CLEAN && (etw_reader_stats_get(r)->problems || etw_decoder_stats_get(dec)->problems))
+        rc = EXIT_SKIPPED;
     return rc;
 }
 
 int main(int argc, char **argv) {
     options o;
     if (!parse_args(argc, argv, &o)) return EXIT_FATAL;
-    diag_ctx dc = {o.path, o.quiet};
+    diag_ctx dc = {o.path, o.quiet, 0};
     etw_reader_options ro = {0};
     ro.on_diag = on_diag;
     ro.diag_ctx = &dc;
@@ -314,7 +341,43 @@ int main(int argc, char **argv) {
         etw_reader_close(r);
         return EXIT_FATAL;
     }
-    int rc = o.stats ? run_stats(r, out, &o) : run_json(r, out, &o);
+    int rc;
+    if (o.stats) {
+        rc = run_stats(r, out, &o);
+    } else {
+        etw_decoder *dec;
+        etw_decoder_options dopt = {0};
+        dopt.on_diag = on_decoder_diag;
+        dopt.diag_ctx = &dc;
+        if (etw_decoder_new(&dec, &dopt) != ETW_OK) {
+            fprintf(stderr, "etwdump: out of memory\n");
+            rc = EXIT_FATAL;
+        } else {
+            rc = EXIT_CLEAN;
+            for (int i = 0; i < o.nmanifests; i++) {
+                etw_status ms = etw_decoder_add_manifest(dec, o.manifests[i], NULL);
+                if (ms == ETW_E_IO) {
+                    fprintf(stderr, "etwdump: %s: cannot read manifest: %s\n", o.manifests[i], strerror(errno));
+                    rc = EXIT_FATAL;
+                } else if (ms != ETW_OK) {
+                    rc = EXIT_SKIPPED; /* reported with its line; the other manifests still load */
+                }
+            }
+            if (rc != EXIT_FATAL) {
+                dc.muted = 1;
+                etw_status ps = etw_decoder_prescan(dec, r);
+                dc.muted = 0;
+                if (ps != ETW_OK) {
+                    fprintf(stderr, "etwdump: %s: %s\n", o.path, etw_strerror(ps));
+                    rc = EXIT_FATAL;
+                } else {
+                    int jrc = run_json(r, dec, out, &o);
+                    if (jrc > rc) rc = jrc;
+                }
+            }
+            etw_decoder_free(dec);
+        }
+    }
     if (fflush(out) != 0 && rc != EXIT_FATAL) {
         fprintf(stderr, "etwdump: write error: %s\n", strerror(errno));
         rc = EXIT_FATAL;

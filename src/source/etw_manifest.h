@@ -1,0 +1,68 @@
+/* etw_manifest.h - instrumentation manifests (XML) as a schema source.
+ *
+ * A manifest set holds the providers of every manifest loaded into it: their
+ * events, templates, value maps and bitmaps, tasks, opcodes, keywords,
+ * levels, channels and string tables. It answers (provider GUID, id,
+ * version) keys through the etw_source interface (etw_source.h): on a cache
+ * miss it builds the event's schema (etw_schema.h) and inserts it into the
+ * cache under its own map.
+ *
+ * Two sets are used by a decoder: one for the manifests the user passes
+ * (source ETW_SOURCE_MANIFEST, asked first) and one for the .NET EventSource
+ * manifests found inside the trace (ETW_SOURCE_EVENTSOURCE). Loading a
+ * provider that the set already has replaces it (later file wins) and
+ * reports a warning; the replaced provider's cached schemas are dropped from
+ * this set's cache map so later events use the new manifest.
+ */
+#ifndef ETW_MANIFEST_H
+#define ETW_MANIFEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../schema/etw_source.h"
+#include "etwdecode/etw_reader.h"
+
+typedef struct etw_manifest_set etw_manifest_set;
+
+/* Problems and warnings met while loading: status, a one-line message that
+ * names the origin (file name or "EventSource <guid>"), line and reason.
+ * The etw_diag file_offset field carries the line number. */
+typedef struct etw_manifest_options {
+    const etw_allocator *allocator;  /* NULL: malloc/free */
+    etw_schema_source kind;          /* ETW_SOURCE_MANIFEST or ETW_SOURCE_EVENTSOURCE */
+    etw_diag_fn on_diag;             /* NULL: problems are only counted */
+    void *diag_ctx;
+} etw_manifest_options;
+
+etw_status etw_manifest_set_new(etw_manifest_set **out, const etw_manifest_options *opt);
+void etw_manifest_set_free(etw_manifest_set *m);
+
+/* Load every provider of the manifest xml[0..len) (UTF-8, or UTF-16 with a
+ * BOM). origin names it in messages. A malformed document is an error
+ * (ETW_E_CORRUPT, reported with its line and reason) and loads nothing;
+ * other manifests already loaded stay. *providers (may be NULL) receives
+ * the number of providers loaded. */
+etw_status etw_manifest_load_xml(etw_manifest_set *m, const char *xml, size_t len,
+                                 const char *origin, uint32_t *providers);
+
+/* Load a file, or every *.man / *.xml file of a directory (in name order). */
+etw_status etw_manifest_load_path(etw_manifest_set *m, const char *path, uint32_t *providers);
+
+/* 1 when the set has a provider with this GUID. */
+int etw_manifest_has_provider(const etw_manifest_set *m, const etw_guid *provider);
+
+/* Number of providers and events loaded. */
+uint32_t etw_manifest_provider_count(const etw_manifest_set *m);
+uint32_t etw_manifest_event_count(const etw_manifest_set *m);
+
+/* The set as a schema source for a decoder (register with
+ * etw_decoder_add_source). The set must outlive the decoder's use of it. */
+etw_source etw_manifest_as_source(etw_manifest_set *m);
+
+/* Attach the cache the set inserts into, so that replacing a provider can
+ * drop its cached schemas (etw_decoder does this when the source is added;
+ * may be NULL). */
+void etw_manifest_set_cache(etw_manifest_set *m, etw_cache *cache);
+
+#endif
