@@ -156,6 +156,23 @@ check(len(my) == 1 and my[0]["event"] == "TestEvent", "MySource/TestEvent presen
 check(my and list(my[0]["fields"].values())[0] == {"b": "Hello", "c": "World!"},
       "MySource/TestEvent field 0 is {b: Hello, c: World!}: %r" % (my[0]["fields"] if my else None))
 
+
+
+def eventsource_guid(name):
+    """The GUID .NET EventSource (and TraceLogging) derive from a provider name (FORMATS.md 2.6)."""
+    import hashlib
+    import uuid
+    ns = bytes.fromhex("482C2DB2C39047C887F81A15BFC130FB")
+    h = bytearray(hashlib.sha1(ns + name.upper().encode("utf-16-be")).digest()[:16])
+    h[7] = (h[7] & 0x0F) | 0x50
+    return str(uuid.UUID(bytes_le=bytes(h)))
+
+
+# MySource is a .NET EventSource writing in TraceLogging (self-describing) mode: its GUID is the
+# name hash, and it decodes through the TraceLogging path with no manifest anywhere.
+check(my and my[0]["provider_guid"] == eventsource_guid("MySource"),
+      "MySource's GUID is EventSource's name hash, decoded as TraceLogging")
+
 for trace, provider, n in (("AMSITrace.etl", "AmsiTrace", 19), ("lxcore_kernel.etl", "Microsoft.Windows.Subsystem.LxCore", 2)):
     tl = by_provider(decoded[trace], provider)
     check(len(tl) == n, "%s: %d %s events, expected %d" % (trace, len(tl), provider, n))
