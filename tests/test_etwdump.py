@@ -212,6 +212,12 @@ check(ev2 and all(isinstance(e["fields"].get("Url"), str) and e["fields"]["Url"]
 ev21 = [e for e in http if e["id"] == 21][0]
 check(ev21["fields"].get("LocalAddr", "").startswith("[2001:4898:0:fff:0:5efe:a78:109d]:80"),
       "HTTP_Server event 21 LocalAddr as a socket address: %r" % ev21["fields"].get("LocalAddr"))
+rc, evs, err = events(os.path.join(DATA, "HTTP_Server.etl"), "--messages", "-m", os.path.join(DATA, "HTTP_Server.man"))
+first21 = [e for e in evs if e.get("id") == 21 and e["provider"] == "Microsoft-Windows-HttpService"][0]
+check(first21.get("message") == "New connection created (local IP address [2001:4898:0:fff:0:5efe:a78:109d]:80 "
+      "and remote address [2001:4898:0:fff:0:5efe:a50:e410]:37837).", "--messages fills event 21's inserts: %r"
+      % first21.get("message"))
+check("message" not in http[0], "no message without --messages")
 rc, out, err = run("--manifest", os.path.join(DATA, "no-such.man"), os.path.join(DATA, "HTTP_Server.etl"))
 check(rc == 2 and "cannot read manifest" in err, "missing manifest is fatal: rc %d %r" % (rc, err))
 with tempfile.TemporaryDirectory() as tmp:

@@ -36,6 +36,10 @@ typedef struct etw_json_options {
      * are not decoded and every event with user data carries "raw". The
      * writer borrows it: it must outlive the writer. */
     etw_decoder *decoder;
+    /* 1: add "message": the schema's message string with %1..%n filled in
+     * from the event's top-level fields (FormatMessage escapes applied), for
+     * events whose schema has one. */
+    int messages;
 } etw_json_options;
 
 etw_status etw_json_new(etw_json **out, const etw_allocator *alloc,

@@ -9,12 +9,14 @@
 #include "../source/etw_eventsource.h"
 #include "etw_event_names.h"
 #include "etw_fields_json.h"
+#include "etw_message.h"
 #include "etw_text.h"
 
 struct etw_json {
     etw_allocator alloc;
     etw_json_options opt;
     etw_text text;
+    etw_text scratch; /* work space of the message formatter */
 };
 
 etw_status etw_json_new(etw_json **out, const etw_allocator *alloc,
@@ -26,6 +28,7 @@ etw_status etw_json_new(etw_json **out, const etw_allocator *alloc,
     j->alloc = a;
     if (opt) j->opt = *opt;
     etw_text_init(&j->text, &a);
+    etw_text_init(&j->scratch, &a);
     *out = j;
     return ETW_OK;
 }
@@ -34,6 +37,7 @@ void etw_json_free(etw_json *j) {
     if (!j) return;
     etw_allocator a = j->alloc;
     etw_text_free(&j->text);
+    etw_text_free(&j->scratch);
     etw_free(&a, j);
 }
 
@@ -229,6 +233,13 @@ etw_status etw_json_event(etw_json *j, const etw_reader *r, const etw_event *ev,
         etw_status fs = etw_fields_json(t, schema, ev, refs, nrefs);
         if (fs != ETW_OK) return fs;
         decoded = 1;
+        if (j->opt.messages && schema->message) {
+            size_t mark = t->len;
+            key(t, "message");
+            etw_status ms = etw_message_json(t, &j->scratch, schema, ev, refs, nrefs);
+            if (ms == ETW_E_NOMEM) return ms;
+            if (ms != ETW_OK) t->len = mark;
+        }
     } else {
         etw_text_puts(t, "{}");
     }

@@ -23,6 +23,8 @@ static const char usage_text[] =
     "                       manifest (a .man/.xml file, or a directory of them);\n"
     "                       repeatable; takes precedence over schemas in the trace\n"
     "  --no-manifest-events leave out the EventSource manifest chunks (ManifestData)\n"
+    "  --messages           add \"message\": the event's message string with its\n"
+    "                       %1..%n inserts filled in from the fields\n"
     "  --stats              print a summary table instead of the events\n"
     "  --raw                add \"raw\" (user data in hex) to every event\n"
     "  --file-order         keep the file's record order (no merge by time)\n"
@@ -43,6 +45,7 @@ typedef struct options {
     const char *manifests[MAX_MANIFESTS];
     int nmanifests;
     int no_manifest_events;
+    int messages;
     const char *output;
     int stats;
     int raw;
@@ -92,6 +95,8 @@ static int parse_args(int argc, char **argv, options *o) {
             o->manifests[o->nmanifests++] = argv[i];
         } else if (!strcmp(a, "--no-manifest-events")) {
             o->no_manifest_events = 1;
+        } else if (!strcmp(a, "--messages")) {
+            o->messages = 1;
         } else if (!strcmp(a, "--raw")) {
             o->raw = 1;
         } else if (!strcmp(a, "--file-order")) {
@@ -275,6 +280,7 @@ static int run_json(etw_reader *r, etw_decoder *dec, FILE *out, const options *o
     etw_json_options jo = {0};
     jo.raw_always = o->raw;
     jo.decoder = dec;
+    jo.messages = o->messages;
     if (etw_json_new(&j, NULL, &jo) != ETW_OK) {
         fprintf(stderr, "etwdump: out of memory\n");
         return EXIT_FATAL;
