@@ -6,7 +6,20 @@
  * Build: cmake -S . -B /tmp/fb -DCMAKE_C_COMPILER=clang -DETW_FUZZ=ON -DETW_TESTS=OFF
  *        cmake --build /tmp/fb --target fuzz_decoder
  *        /tmp/fb/fuzz_decoder -max_len=4096 fuzz/corpus/decoder
- * Seeds: fuzz/corpus/decoder/ (see its README).
+ * The CMake build instruments only this file for coverage (the library is
+ * built with ASan/UBSan but without -fsanitize=fuzzer-no-link), so for real
+ * exploration build everything with coverage:
+ *   clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Isrc \
+ *         fuzz/fuzz_decoder.c $(find src -name '*.c') $(pkg-config --cflags --libs libxxhash expat) \
+ *         -o /tmp/fuzz_decoder
+ * Seeds: fuzz/corpus/decoder/ - tl_alternate (two layouts of one name,
+ * re-resolved), tl_width (32/64-bit pointers), tl_corrupt (Size past the
+ * item, name without NUL, then a good event), manifest_user and
+ * manifest_counts (generated manifests with maps, counts, lengths and a
+ * struct, and their events), eventsource (a generated manifest sent in 3
+ * chunks, then replaced by a user manifest), chunks (raw chunks, resolved
+ * twice, a repeat position, an unfinished sequence), classic (MOF misses,
+ * MetaData records, classic flag vs manifest), user_xml, wpp.
  *
  * One decoder and one JSON writer live for the whole input; the input is a
  * sequence of records (at most MAX_RECORDS), each starting with a kind byte

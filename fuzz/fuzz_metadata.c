@@ -122,14 +122,13 @@ static void resolve_described(etw_metadata_set *m, const uint8_t *p, size_t n, e
     uint16_t id = etw_le16(p + 32);
     uint8_t version = p[34], opcode = p[37];
     int classic = etw_le32(p + 48) == 1;
-    uint8_t key[ETW_DESCRIPTOR_KEY_SIZE];
-    if (classic) {
-        etw_key_descriptor(key, &event_guid, opcode, version);
-        key[17] = 0xFF;
-    } else {
+    uint8_t key[ETW_CLASSIC_KEY_SIZE];
+    size_t klen = classic ? ETW_CLASSIC_KEY_SIZE : ETW_DESCRIPTOR_KEY_SIZE;
+    if (classic)
+        etw_key_classic(key, &event_guid, opcode, version);
+    else
         etw_key_descriptor(key, &provider, id, version);
-    }
-    uint64_t h = etw_cache_hash(key, sizeof key);
+    uint64_t h = etw_cache_hash(key, klen);
     etw_cache *c = NULL;
     if (etw_cache_new(&c, NULL) != ETW_OK) return;
     etw_event ev;
@@ -138,7 +137,7 @@ static void resolve_described(etw_metadata_set *m, const uint8_t *p, size_t n, e
     etw_source src = classic ? etw_metadata_as_classic_source(m) : etw_metadata_as_source(m);
     const etw_schema *s = NULL;
     const char *why = NULL;
-    etw_status st = src.resolve(src.ctx, c, &ev, key, sizeof key, h, &s, &why);
+    etw_status st = src.resolve(src.ctx, c, &ev, key, klen, h, &s, &why);
     if (added == ETW_OK) {
         FUZZ_ASSERT(st == ETW_OK || st == ETW_E_NOMEM);
         if (st == ETW_OK) {
@@ -148,7 +147,7 @@ static void resolve_described(etw_metadata_set *m, const uint8_t *p, size_t n, e
             FUZZ_ASSERT(s->version == version);
             FUZZ_ASSERT(classic ? s->opcode == opcode : s->event_id == id);
             FUZZ_ASSERT(s->event_name != NULL);
-            FUZZ_ASSERT(etw_cache_find(c, ETW_SOURCE_METADATA, ptr, key, sizeof key, h) == s);
+            FUZZ_ASSERT(etw_cache_find(c, ETW_SOURCE_METADATA, ptr, key, klen, h) == s);
             for (uint32_t i = 0; i < s->prop_count; i++) {
                 const etw_property *q = &s->props[i];
                 FUZZ_ASSERT(q->name != NULL);
@@ -159,7 +158,7 @@ static void resolve_described(etw_metadata_set *m, const uint8_t *p, size_t n, e
             /* the other source never answers this key */
             etw_source other = classic ? etw_metadata_as_source(m) : etw_metadata_as_classic_source(m);
             const etw_schema *s2 = NULL;
-            FUZZ_ASSERT(other.resolve(other.ctx, c, &ev, key, sizeof key, h, &s2, &why) ==
+            FUZZ_ASSERT(other.resolve(other.ctx, c, &ev, key, klen, h, &s2, &why) ==
                         ETW_E_NOT_FOUND);
         }
     } else if (etw_metadata_event_count(m) == 0) {

@@ -1009,11 +1009,9 @@ static void test_manifest_replaced(void) {
 }
 
 /* A classic key and a descriptor key with an id >= 0xFF00 must not be
- * confused. Disabled by default: see the report of this test's author
- * (classic keys put 0xFF in the high id byte, so (G, opcode 5, version 0)
- * and (G, id 0xFF05, version 0) are the same 19 bytes in the negative
- * cache and in the METADATA map). */
-#ifdef ETW_TEST_KNOWN_BUGS
+ * confused: classic keys once put 0xFF in the high id byte, so
+ * (G, opcode 5, version 0) and (G, id 0xFF05, version 0) were the same 19
+ * bytes in the negative cache. Classic keys are now 20 bytes with a tag. */
 static void test_classic_key_collision(void) {
     etw_decoder *d = new_decoder(NULL);
     static const char body[] =
@@ -1036,7 +1034,6 @@ static void test_classic_key_collision(void) {
     etb_event_free(&em);
     etw_decoder_free(d);
 }
-#endif
 
 /* ---- 4. precedence ------------------------------------------------------- */
 
@@ -1554,9 +1551,7 @@ int main(void) {
     ETW_RUN(test_manifest_keys);
     ETW_RUN(test_manifest_late_add);
     ETW_RUN(test_manifest_replaced);
-#ifdef ETW_TEST_KNOWN_BUGS
     ETW_RUN(test_classic_key_collision);
-#endif
     ETW_RUN(test_eventsource_precedence);
     ETW_RUN(test_eventsource_repeat_and_replace);
     ETW_RUN(test_metadata_precedence);

@@ -57,18 +57,20 @@ static etw_event plain_event(const etw_guid *g, uint16_t id, uint8_t version, ui
  * the classic source with the decoder's key layout). */
 static etw_status resolve_ex(etw_metadata_set *m, etw_cache *c, const etw_event *ev, int classic,
                              const etw_schema **out, const char **why) {
-    uint8_t key[ETW_DESCRIPTOR_KEY_SIZE];
-    etw_key_descriptor(key, &ev->provider, classic ? ev->opcode : ev->id, ev->version);
-    if (classic) key[17] = 0xFF;
-    uint64_t h = etw_cache_hash(key, sizeof key);
-    const etw_schema *s =
-        etw_cache_find(c, ETW_SOURCE_METADATA, ev->pointer_size, key, sizeof key, h);
+    uint8_t key[ETW_CLASSIC_KEY_SIZE];
+    size_t klen = classic ? ETW_CLASSIC_KEY_SIZE : ETW_DESCRIPTOR_KEY_SIZE;
+    if (classic)
+        etw_key_classic(key, &ev->provider, ev->opcode, ev->version);
+    else
+        etw_key_descriptor(key, &ev->provider, ev->id, ev->version);
+    uint64_t h = etw_cache_hash(key, klen);
+    const etw_schema *s = etw_cache_find(c, ETW_SOURCE_METADATA, ev->pointer_size, key, klen, h);
     if (s) {
         *out = s;
         return ETW_OK;
     }
     etw_source src = classic ? etw_metadata_as_classic_source(m) : etw_metadata_as_source(m);
-    return src.resolve(src.ctx, c, ev, key, sizeof key, h, out, why);
+    return src.resolve(src.ctx, c, ev, key, klen, h, out, why);
 }
 
 static etw_status resolve(etw_metadata_set *m, etw_cache *c, const etw_guid *g, uint16_t id,

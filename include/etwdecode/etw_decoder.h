@@ -96,7 +96,10 @@ void etw_decoder_finish(etw_decoder *d);
  * opcode 0xFE): it is shown as a "ManifestData" event. */
 int etw_decoder_is_manifest_event(const etw_event *ev);
 
-/* The schema of ev. ETW_OK and *out set; ETW_E_NOT_FOUND when no source
+/* The schema of ev. Calling it again for the same event is harmless: an
+ * EventSource manifest chunk is recognized by its place in the trace
+ * (buffer_file_offset, record_offset) and counted once, so events built by
+ * hand must give each chunk its own place. ETW_OK and *out set; ETW_E_NOT_FOUND when no source
  * knows the event; ETW_E_CORRUPT / ETW_E_LIMIT / ETW_E_TRUNCATED when its
  * metadata is damaged. On failure *why (if not NULL) receives a one-line
  * reason, valid until the next call, in the contract's wording ("no schema:

@@ -287,6 +287,12 @@ static etw_status ids_reserve(etw_cache *c) {
 
 /* ---- public: keys, hash, lifetime ---------------------------------------- */
 
+void etw_key_classic(uint8_t out[ETW_CLASSIC_KEY_SIZE], const etw_guid *g, uint8_t opcode,
+                     uint8_t version) {
+    etw_key_descriptor(out, g, opcode, version);
+    out[ETW_DESCRIPTOR_KEY_SIZE] = ETW_CLASSIC_KEY_TAG;
+}
+
 void etw_key_descriptor_guid(uint8_t out[16], const etw_guid *g) {
     uint8_t k[ETW_DESCRIPTOR_KEY_SIZE];
     etw_key_descriptor(k, g, 0, 0);

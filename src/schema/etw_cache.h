@@ -31,11 +31,18 @@
 #include "etwdecode/etw_types.h"
 
 /* Key of manifest-like sources: provider GUID (16 bytes as on disk), u16 id
- * (LE), u8 version. MOF uses the same layout with (class GUID, opcode,
- * version) and the opcode in the low byte of the id slot. */
+ * (LE), u8 version. */
 #define ETW_DESCRIPTOR_KEY_SIZE 19
 void etw_key_descriptor(uint8_t out[ETW_DESCRIPTOR_KEY_SIZE], const etw_guid *g,
                         uint16_t id, uint8_t version);
+
+/* Key of classic (MOF) schemas: the descriptor layout with the opcode in the
+ * id slot, then one tag byte, so a classic key can never equal a descriptor
+ * key (they differ in length) in a map or in the negative cache. */
+#define ETW_CLASSIC_KEY_SIZE 20
+#define ETW_CLASSIC_KEY_TAG 0x43 /* 'C' */
+void etw_key_classic(uint8_t out[ETW_CLASSIC_KEY_SIZE], const etw_guid *g, uint8_t opcode,
+                     uint8_t version);
 
 /* The 16 GUID bytes of a key, as stored on disk. */
 void etw_key_descriptor_guid(uint8_t out[16], const etw_guid *g);

@@ -15,6 +15,9 @@
 #include "etw_source.h"
 #include "etwdecode/etw_traits.h"
 
+/* Tag byte of the keys of built-in schemas (ManifestData, MetaData names). */
+#define BUILTIN_KEY_TAG 0x42 /* 'B' */
+
 /* Sources a decoder can hold (manifest, EventSource, metadata, MOF). */
 #define MAX_SOURCES 8
 
@@ -188,24 +191,25 @@ static etw_status resolve_tracelogging(etw_decoder *d, const etw_event *ev, cons
  * this kind of key, in precedence order, then the sources themselves. */
 static etw_status resolve_keyed(etw_decoder *d, const etw_event *ev, etw_source_key kind,
                                 const etw_schema **out, const char **why) {
-    uint8_t key[ETW_DESCRIPTOR_KEY_SIZE];
+    uint8_t key[ETW_CLASSIC_KEY_SIZE];
     uint8_t w = width_of(ev);
     int classic = kind == ETW_SOURCE_KEY_CLASSIC;
-    etw_key_descriptor(key, &ev->provider, classic ? ev->opcode : ev->id, ev->version);
-    /* The two key kinds share a layout; keep them apart in the negative
-     * cache by the (otherwise unused) high id byte of classic keys. */
-    if (classic) key[17] = 0xFF;
-    uint64_t h = etw_cache_hash(key, sizeof key);
+    size_t klen = classic ? ETW_CLASSIC_KEY_SIZE : ETW_DESCRIPTOR_KEY_SIZE;
+    if (classic)
+        etw_key_classic(key, &ev->provider, ev->opcode, ev->version);
+    else
+        etw_key_descriptor(key, &ev->provider, ev->id, ev->version);
+    uint64_t h = etw_cache_hash(key, klen);
     for (uint32_t i = 0; i < d->nsources; i++) {
         if (d->sources[i].key != kind) continue;
-        const etw_schema *s = etw_cache_find(d->cache, d->sources[i].kind, w, key, sizeof key, h);
+        const etw_schema *s = etw_cache_find(d->cache, d->sources[i].kind, w, key, klen, h);
         if (s) {
             d->stats.hits++;
             *out = s;
             return ETW_OK;
         }
     }
-    if (etw_cache_miss_known(d->cache, key, sizeof key, h)) {
+    if (etw_cache_miss_known(d->cache, key, klen, h)) {
         d->stats.negative_hits++;
     } else {
         d->stats.misses++;
@@ -214,7 +218,7 @@ static etw_status resolve_keyed(etw_decoder *d, const etw_event *ev, etw_source_
             if (src->key != kind) continue;
             const etw_schema *s = NULL;
             const char *reason = NULL;
-            etw_status st = src->resolve(src->ctx, d->cache, ev, key, sizeof key, h, &s, &reason);
+            etw_status st = src->resolve(src->ctx, d->cache, ev, key, klen, h, &s, &reason);
             if (st == ETW_OK && (st = refs_reserve(d, s->prop_count)) == ETW_OK) {
                 d->stats.schemas = etw_cache_count(d->cache);
                 *out = s;
@@ -225,7 +229,7 @@ static etw_status resolve_keyed(etw_decoder *d, const etw_event *ev, etw_source_
                 return fail(d, st, why);
             }
         }
-        etw_cache_miss_note(d->cache, key, sizeof key, h);
+        etw_cache_miss_note(d->cache, key, klen, h);
     }
     char g[ETW_GUID_STRING_SIZE];
     etw_guid_format(&ev->provider, g);
@@ -363,10 +367,11 @@ etw_status etw_decoder_prescan(etw_decoder *d, etw_reader *r) {
 static etw_status builtin_schema(etw_decoder *d, const etw_event *ev, etw_schema_source source,
                                  const char *provider_name, const char *event_name,
                                  const etw_schema **out) {
-    uint8_t key[ETW_DESCRIPTOR_KEY_SIZE];
+    /* 20 bytes with their own tag: apart from descriptor and classic keys */
+    uint8_t key[ETW_CLASSIC_KEY_SIZE];
     uint8_t w = width_of(ev);
     etw_key_descriptor(key, &ev->provider, source == ETW_SOURCE_METADATA ? ev->opcode : ev->id, ev->version);
-    key[17] = 0xFE; /* apart from the keys of real events */
+    key[ETW_DESCRIPTOR_KEY_SIZE] = BUILTIN_KEY_TAG;
     uint64_t h = etw_cache_hash(key, sizeof key);
     const etw_schema *s = etw_cache_find(d->cache, source, w, key, sizeof key, h);
     if (s) {

@@ -451,8 +451,9 @@ static etw_status add_event_info(etw_metadata_set *m, const uint8_t *b, size_t l
 
     uint8_t key[ETW_DESCRIPTOR_KEY_SIZE];
     if (classic) {
+        /* kept apart from descriptor keys by the entry's classic flag; the
+         * decoder's 20-byte classic key carries the same first 19 bytes */
         etw_key_descriptor(key, &event_guid, opcode, version);
-        key[17] = 0xFF; /* the decoder's classic key (etw_decoder.c) */
     } else {
         etw_key_descriptor(key, &provider, id, version);
     }
@@ -706,8 +707,10 @@ static etw_status resolve_common(etw_metadata_set *m, int classic, etw_cache *ca
     if (out) *out = NULL;
     if (why) *why = NULL;
     if (!m || !cache || !key || !out) return ETW_E_INVALID_ARG;
-    if (key_len != ETW_DESCRIPTOR_KEY_SIZE) return ETW_E_NOT_FOUND;
-    const md_event *e = find_event(m, key, hash, classic);
+    if (key_len != (classic ? ETW_CLASSIC_KEY_SIZE : ETW_DESCRIPTOR_KEY_SIZE)) return ETW_E_NOT_FOUND;
+    /* classic keys: the entry is stored under the 19-byte descriptor form */
+    uint64_t own_hash = classic ? etw_cache_hash(key, ETW_DESCRIPTOR_KEY_SIZE) : hash;
+    const md_event *e = find_event(m, key, own_hash, classic);
     if (!e) return ETW_E_NOT_FOUND;
     etw_schema d = e->draft;
     etw_property *tmp = NULL;
