@@ -107,6 +107,9 @@ uint32_t etw_decode_remaining(const etw_decode_cursor *c);
  * any integer, boolean, pointer or hex in-type as unsigned / signed 64-bit;
  * FLOAT/DOUBLE as double. */
 uint64_t etw_value_u64(const etw_value *v);
+/* 1 when v is a SCALAR of an integer, boolean, pointer, hex or character
+ * in-type of 1, 2, 4 or 8 bytes (what etw_value_u64 reads). */
+int etw_value_is_integer(const etw_value *v);
 int64_t etw_value_i64(const etw_value *v);
 double etw_value_double(const etw_value *v);
 

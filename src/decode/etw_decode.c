@@ -581,6 +581,12 @@ uint64_t etw_value_u64(const etw_value *v) {
     return load_n(v->data, v->size);
 }
 
+int etw_value_is_integer(const etw_value *v) {
+    return v && v->kind == ETW_VALUE_SCALAR && v->data && is_integer(v->in_type) &&
+           !(v->prop && (v->prop->flags & ETW_PROP_CUSTOM_SIZED)) &&
+           (v->size == 1 || v->size == 2 || v->size == 4 || v->size == 8);
+}
+
 int64_t etw_value_i64(const etw_value *v) {
     uint64_t u = etw_value_u64(v);
     if (!v) return 0;

@@ -374,33 +374,8 @@ typedef struct msg_insert {
 /* 1 (and *u, *size) when v is an integer-like scalar the integer formats
  * may print. */
 static int int_value(const etw_value *v, uint64_t *u, uint8_t *size) {
-    if (v->kind != ETW_VALUE_SCALAR || !v->data) return 0;
-    if (v->prop && (v->prop->flags & ETW_PROP_CUSTOM_SIZED)) return 0;
-    switch (v->in_type) {
-    case ETW_INTYPE_INT8:
-    case ETW_INTYPE_UINT8:
-    case ETW_INTYPE_INT16:
-    case ETW_INTYPE_UINT16:
-    case ETW_INTYPE_INT32:
-    case ETW_INTYPE_UINT32:
-    case ETW_INTYPE_INT64:
-    case ETW_INTYPE_UINT64:
-    case ETW_INTYPE_HEXINT32:
-    case ETW_INTYPE_HEXINT64:
-    case ETW_INTYPE_POINTER:
-    case ETW_INTYPE_SIZET:
-    case ETW_INTYPE_BOOLEAN:
-    case ETW_INTYPE_UNICODECHAR:
-    case ETW_INTYPE_ANSICHAR: break;
-    default: return 0;
-    }
-    switch (v->size) {
-    case 1: *u = v->data[0]; break;
-    case 2: *u = etw_le16(v->data); break;
-    case 4: *u = etw_le32(v->data); break;
-    case 8: *u = etw_le64(v->data); break;
-    default: return 0;
-    }
+    if (!etw_value_is_integer(v)) return 0;
+    *u = etw_value_u64(v);
     *size = (uint8_t)v->size;
     return 1;
 }
