@@ -13,9 +13,10 @@
  *   breadth first, payload order kept at every level).
  *
  * Mapping to the schema model:
- *   - in-types 0..23, 25 and unknown values keep their number (16, the
- *     unsupported TL pointer, and 26..31 are left for the decoder to report
- *     as unsupported); BINARY (14) becomes MANIFEST_COUNTEDBINARY (25);
+ *   - in-types 0..23, 25 and unknown values keep their number (16, which
+ *     TraceLogging reserves and never emits, is TDH's POINTER and decodes
+ *     as a pointer of the event's width; 26..31 are reported unsupported by
+ *     the decoder); BINARY (14) becomes MANIFEST_COUNTEDBINARY (25);
  *   - out-types 0..18 are translated to TDH numbers (HEX, SIGNED and
  *     UNSIGNED by the in-type's size), 32..38 are kept, others become 0;
  *     binary fields (14 and 25) with out-type NULL or HEX get HEXBINARY;
