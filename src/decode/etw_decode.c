@@ -205,6 +205,18 @@ static int ref_value(const etw_decode_cursor *c, uint16_t index, uint64_t *out) 
     return 1;
 }
 
+static uint64_t load_n(const uint8_t *d, uint32_t size);
+
+/* An integer of `size` bytes at the cursor: its value is remembered for
+ * count/length references to property idx. */
+static etw_status fixed_int(etw_decode_cursor *c, etw_value *v, uint32_t idx, uint32_t size) {
+    if (c->size - c->pos < size) return take_rest(c, v);
+    c->refs[idx] = load_n(c->data + c->pos, size);
+    v->size = size;
+    c->pos += size;
+    return ETW_OK;
+}
+
 /* Decode one scalar of property p (index idx) at the cursor into *v, whose
  * common fields are already set. */
 static etw_status scalar(etw_decode_cursor *c, etw_value *v, const etw_property *p,
@@ -234,36 +246,20 @@ static etw_status scalar(etw_decode_cursor *c, etw_value *v, const etw_property 
     case ETW_INTYPE_INT8:
     case ETW_INTYPE_UINT8:
     case ETW_INTYPE_ANSICHAR:
-        if (rest < 1) return take_rest(c, v);
-        c->refs[idx] = d[0];
-        v->size = 1;
-        c->pos += 1;
-        return ETW_OK;
+        return fixed_int(c, v, idx, 1);
     case ETW_INTYPE_INT16:
     case ETW_INTYPE_UINT16:
     case ETW_INTYPE_UNICODECHAR:
-        if (rest < 2) return take_rest(c, v);
-        c->refs[idx] = etw_le16(d);
-        v->size = 2;
-        c->pos += 2;
-        return ETW_OK;
+        return fixed_int(c, v, idx, 2);
     case ETW_INTYPE_INT32:
     case ETW_INTYPE_UINT32:
     case ETW_INTYPE_HEXINT32:
     case ETW_INTYPE_BOOLEAN:
-        if (rest < 4) return take_rest(c, v);
-        c->refs[idx] = etw_le32(d);
-        v->size = 4;
-        c->pos += 4;
-        return ETW_OK;
+        return fixed_int(c, v, idx, 4);
     case ETW_INTYPE_INT64:
     case ETW_INTYPE_UINT64:
     case ETW_INTYPE_HEXINT64:
-        if (rest < 8) return take_rest(c, v);
-        c->refs[idx] = etw_le64(d);
-        v->size = 8;
-        c->pos += 8;
-        return ETW_OK;
+        return fixed_int(c, v, idx, 8);
     case ETW_INTYPE_POINTER:
     case ETW_INTYPE_SIZET:
         v->in_type = ETW_INTYPE_POINTER;
