@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  gcc make cmake pkg-config    # build
+  gcc libc6-dev make cmake pkg-config    # build
   clang libclang-rt-14-dev     # sanitizer and libFuzzer builds
   libxxhash-dev                # schema-cache key hashing
   libexpat1-dev                # instrumentation manifests (XML)
