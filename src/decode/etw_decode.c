@@ -405,6 +405,22 @@ static void push_level(etw_decode_cursor *c, const etw_property *p, uint32_t pro
 }
 
 /* A property at a LEVEL frame: scalar, struct or array. */
+
+/* The in/out types an ARRAY_BEGIN/END item reports: STRUCT for arrays of
+ * structs, else the element's effective types. */
+static void array_types(const etw_decode_cursor *c, etw_value *v, const etw_property *p, int of_structs) {
+    if (of_structs) {
+        v->in_type = ETW_INTYPE_RESERVED24;
+        v->out_type = 0;
+        return;
+    }
+    if (v->in_type == ETW_INTYPE_SIZET) v->in_type = ETW_INTYPE_POINTER;
+    if (p->flags & ETW_PROP_CUSTOM_SIZED)
+        v->out_type = ETW_OUTTYPE_HEXBINARY;
+    else if (v->out_type == 0)
+        v->out_type = default_out(p->in_type, c->pointer_size);
+}
+
 static etw_status property(etw_decode_cursor *c, etw_value *v, uint32_t idx) {
     const etw_property *p = &c->schema->props[idx];
     int is_struct = (p->flags & ETW_PROP_STRUCT) != 0;
@@ -418,16 +434,7 @@ static etw_status property(etw_decode_cursor *c, etw_value *v, uint32_t idx) {
         unsigned need = is_struct ? 2 : 1;
         uint64_t n;
         uint32_t rest;
-        if (is_struct) {
-            v->in_type = ETW_INTYPE_RESERVED24;
-            v->out_type = 0;
-        } else {
-            if (v->in_type == ETW_INTYPE_SIZET) v->in_type = ETW_INTYPE_POINTER;
-            if (p->flags & ETW_PROP_CUSTOM_SIZED)
-                v->out_type = ETW_OUTTYPE_HEXBINARY;
-            else if (v->out_type == 0)
-                v->out_type = default_out(p->in_type, c->pointer_size);
-        }
+        array_types(c, v, p, is_struct);
         if (c->depth + need > ETW_DECODE_MAX_DEPTH) return take_rest(c, v);
         if (p->flags & ETW_PROP_COUNT_IN_DATA) {
             if (c->size - c->pos < 2) return take_rest(c, v);
@@ -496,16 +503,7 @@ static etw_status next_item(etw_decode_cursor *c, etw_value *v) {
         c->depth--;
         value_init(c, v, ETW_VALUE_ARRAY_END, p);
         v->array_count = f->elems;
-        if (f->kind == FR_ARRAY_STRUCT) {
-            v->in_type = ETW_INTYPE_RESERVED24;
-            v->out_type = 0;
-        } else {
-            if (v->in_type == ETW_INTYPE_SIZET) v->in_type = ETW_INTYPE_POINTER;
-            if (p->flags & ETW_PROP_CUSTOM_SIZED)
-                v->out_type = ETW_OUTTYPE_HEXBINARY;
-            else if (v->out_type == 0)
-                v->out_type = default_out(p->in_type, c->pointer_size);
-        }
+        array_types(c, v, p, f->kind == FR_ARRAY_STRUCT);
         return ETW_OK;
     }
     value_init(c, v, ETW_VALUE_SCALAR, p);
