@@ -1,0 +1,103 @@
+/* etwdump - the command line: usage text and option parsing. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "etwdump.h"
+
+static const char usage_text[] =
+    "usage: etwdump [OPTIONS] FILE.etl\n"
+    "\n"
+    "Decode a Windows ETW trace into JSON Lines (one object per event, in\n"
+    "timestamp order; the first one is the log-file header), or summarize it.\n"
+    "\n"
+    "options:\n"
+    "  --format json        output format (json is the only one so far)\n"
+    "  -m, --manifest PATH  decode manifest-based events with this instrumentation\n"
+    "                       manifest (a .man/.xml file, or a directory of them);\n"
+    "                       repeatable; takes precedence over schemas in the trace\n"
+    "  --no-manifest-events leave out the EventSource manifest chunks (ManifestData)\n"
+    "  --messages           add \"message\": the event's message string with its\n"
+    "                       %1..%n inserts filled in from the fields\n"
+    "  --stats              print a summary table instead of the events\n"
+    "  --raw                add \"raw\" (user data in hex) to every event\n"
+    "  --file-order         keep the file's record order (no merge by time)\n"
+    "  -n, --max-events N   stop after N events\n"
+    "  -o, --output FILE    write to FILE instead of standard output\n"
+    "  -q, --quiet          do not report damaged data on standard error\n"
+    "  -h, --help           show this help\n"
+    "  -V, --version        show the version\n"
+    "\n"
+    "exit status: 0 all data read; 1 some data was damaged and skipped (each\n"
+    "problem is reported on standard error with its file offset); 2 the file\n"
+    "could not be read at all or the command line is wrong.\n";
+
+int parse_args(int argc, char **argv, options *o) {
+    memset(o, 0, sizeof *o);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(usage_text, stdout);
+            exit(EXIT_CLEAN);
+        } else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
+            printf("etwdump %s\n", etw_version_string());
+            exit(EXIT_CLEAN);
+        } else if (!strcmp(a, "--stats")) {
+            o->stats = 1;
+        } else if (!strcmp(a, "-m") || !strcmp(a, "--manifest")) {
+            if (++i >= argc) goto missing;
+            if (o->nmanifests == MAX_MANIFESTS) {
+                fprintf(stderr, "etwdump: at most %d --manifest options\n", MAX_MANIFESTS);
+                return 0;
+            }
+            o->manifests[o->nmanifests++] = argv[i];
+        } else if (!strcmp(a, "--no-manifest-events")) {
+            o->no_manifest_events = 1;
+        } else if (!strcmp(a, "--messages")) {
+            o->messages = 1;
+        } else if (!strcmp(a, "--raw")) {
+            o->raw = 1;
+        } else if (!strcmp(a, "--file-order")) {
+            o->file_order = 1;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            o->quiet = 1;
+        } else if (!strcmp(a, "--format")) {
+            if (++i >= argc) goto missing;
+            if (strcmp(argv[i], "json") != 0) {
+                fprintf(stderr, "etwdump: unknown format '%s' (known: json)\n", argv[i]);
+                return 0;
+            }
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            if (++i >= argc) goto missing;
+            o->output = argv[i];
+        } else if (!strcmp(a, "-n") || !strcmp(a, "--max-events")) {
+            if (++i >= argc) goto missing;
+            char *end;
+            errno = 0;
+            o->max_events = strtoull(argv[i], &end, 10);
+            if (errno || *end || argv[i][0] == '-' || !argv[i][0]) {
+                fprintf(stderr, "etwdump: --max-events needs a number, not '%s'\n", argv[i]);
+                return 0;
+            }
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "etwdump: unknown option '%s' (see --help)\n", a);
+            return 0;
+        } else if (o->path) {
+            fprintf(stderr, "etwdump: one trace at a time ('%s' and '%s')\n", o->path, a);
+            return 0;
+        } else {
+            o->path = a;
+        }
+        continue;
+    missing:
+        fprintf(stderr, "etwdump: option '%s' needs a value\n", a);
+        return 0;
+    }
+    if (!o->path) {
+        fputs(usage_text, stderr);
+        return 0;
+    }
+    return 1;
+}
+
