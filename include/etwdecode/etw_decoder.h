@@ -89,6 +89,16 @@ etw_status etw_decoder_add_manifest_xml(etw_decoder *d, const char *xml, size_t 
  * payloads) and rewinds r to its first event. */
 etw_status etw_decoder_prescan(etw_decoder *d, etw_reader *r);
 
+/* 1 when ev teaches the decoder schemas: a merged-metadata record
+ * (EventInfo / EventMapInfo) or an EventSource manifest chunk. */
+int etw_decoder_is_schema_event(const etw_event *ev);
+
+/* Learn from ev as a whole-file decode would: a merged-metadata record as
+ * etw_decoder_prescan() does, an EventSource manifest chunk as
+ * etw_decoder_resolve() does (in trace order). Other events: nothing.
+ * Used to decode part of a trace (etw_reader_set_range()). */
+etw_status etw_decoder_learn(etw_decoder *d, const etw_event *ev);
+
 /* End of the trace: report EventSource manifests that never completed. */
 void etw_decoder_finish(etw_decoder *d);
 

@@ -153,6 +153,58 @@ etw_status etw_reader_rewind(etw_reader *r);
 
 void etw_reader_close(etw_reader *r);
 
+/* --- Part of a file by time: one file split over several workers ---------
+ *
+ * Each event has an order time: the latest timestamp (UTC FILETIME) of its
+ * processor's stream up to and including it. It equals the event's own
+ * timestamp except after a processor's clock went back, and the merged event
+ * sequence never goes back in order time. So a set of ranges [b0, b1),
+ * [b1, b2), ... cuts the whole-file sequence into consecutive pieces: read
+ * one reader per range and concatenate, and every event comes exactly once,
+ * in the same order, even where a processor's buffers straddle a boundary.
+ *
+ * A range reader starts each processor's stream at the buffer before the
+ * first one whose first record is at or after the range start (found by a
+ * binary search that reads one buffer per step; it falls back to the
+ * stream's first buffer when that buffer already holds range events), so it
+ * reads only the buffers covering the range, plus a few per processor. The pieces are exact when no event before
+ * that buffer is later than the range start (a clock that jumps back by more
+ * than a buffer's time span breaks this). Memory is what a whole-file
+ * reader needs: one buffer per processor and the index.
+ *
+ * Schemas that the trace teaches (EventSource manifests, merged metadata)
+ * are not in a range: find their records once with a whole-file pass
+ * (etw_decoder_is_schema_event(), etw_reader_order_time()), and give each
+ * range's decoder those records with etw_reader_event_at() and
+ * etw_decoder_learn(): every merged-metadata record, and the EventSource
+ * chunks whose order time is before the range start, in file-pass order.
+ */
+
+/* Read only events whose order time t is in from <= t < to, and rewind.
+ * INT64_MIN / INT64_MAX mean unbounded; (INT64_MIN, INT64_MAX) is the whole
+ * file again. The log-file header record is returned only by a range that
+ * starts at INT64_MIN. ETW_E_INVALID_ARG when from >= to. */
+etw_status etw_reader_set_range(etw_reader *r, int64_t from, int64_t to);
+
+/* The order time of the event returned last by etw_reader_next()
+ * (INT64_MIN for the log-file header record). */
+int64_t etw_reader_order_time(const etw_reader *r);
+
+/* Boundaries that split the file into at most n ranges of about equal
+ * bytes: the time of the first record of the buffer where each n-th of the
+ * file begins. bounds[0] = INT64_MIN, bounds[*count] = INT64_MAX, strictly
+ * increasing; bounds must hold n + 1 entries. Fewer ranges come back when
+ * the file has too few buffers. Reads n - 1 buffers. */
+etw_status etw_reader_split(etw_reader *r, uint32_t n, int64_t *bounds, uint32_t *count);
+
+/* The record at a place (ev->buffer_file_offset, ev->record_offset of an
+ * earlier pass), read on its own. *ev borrows a buffer of its own, valid
+ * until the next call of this function; the reader's position and range are
+ * untouched. ETW_E_NOT_FOUND when no buffer or record is there; ETW_E_IO /
+ * ETW_E_NOMEM when the buffer cannot be read. */
+etw_status etw_reader_event_at(etw_reader *r, uint64_t buffer_file_offset, uint32_t record_offset,
+                               etw_event *ev);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,6 +3,7 @@
 #include "etwdecode/etw_reader.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../common/etw_alloc.h"
@@ -43,6 +44,7 @@ typedef struct stream {
     uint8_t *mem;       /* owned storage for data (file input / decompression) */
     size_t mem_cap;
     int64_t last_raw;
+    int64_t order_ft;   /* order time of ev: the latest FILETIME of the stream so far */
     etw_event ev;       /* the stream's next event */
 } stream;
 
@@ -63,6 +65,14 @@ struct etw_reader {
     etw_merge merge;
     int pending;             /* stream whose event was returned last, or -1 */
     int header_done;
+
+    /* etw_reader_set_range(): events whose order time is in [range_from,
+     * range_to); ranged 0 reads everything. */
+    int ranged;
+    int64_t range_from, range_to;
+    int64_t last_order_ft;   /* order time of the event returned last */
+    stream probe;            /* etw_reader_event_at()'s buffer */
+    int probe_loaded;
 
     etw_logfile_header lf;
     etw_event lf_event;
@@ -450,6 +460,7 @@ static int stream_advance(etw_reader *r, stream *st) {
                 ev->record_offset = at;
                 ev->buffer_compressed = (b->flags & ETW_BUFFER_FLAG_COMPRESSED) != 0;
                 ev->timestamp = etw_reader_to_filetime(r, ev->raw_timestamp);
+                if (ev->timestamp > st->order_ft) st->order_ft = ev->timestamp;
                 return 1;
             }
             if (s != ETW_END) {
@@ -479,17 +490,75 @@ static void stream_key(etw_reader *r, uint32_t i) {
     k->record_offset = st->ev.record_offset;
 }
 
+/* The time (FILETIME) of the first timed record of buffer bi, read with the
+ * probe stream. 0 when it has none or cannot be read. (The buffer header's
+ * flush time is no use: some writers store it in another clock.) */
+static int first_record_ft(etw_reader *r, uint32_t bi, int64_t *ft) {
+    stream *st = &r->probe;
+    r->probe_loaded = 0;
+    if (load_buffer(r, st, bi) != ETW_OK) return 0;
+    r->probe_loaded = 1;
+    uint32_t pos = ETW_BUFFER_HEADER_SIZE;
+    while (pos < st->end) {
+        etw_event ev;
+        uint32_t adv = 0;
+        const char *msg = NULL;
+        if (etw_record_parse(st->data + pos, st->end - pos, r->ptr_size, &ev, &adv, &msg) != ETW_OK || adv == 0)
+            return 0;
+        int header = bi == 0 && pos == ETW_BUFFER_HEADER_SIZE;
+        pos += adv;
+        if (header || (ev.form == ETW_FORM_MESSAGE && ev.raw_timestamp == 0)) continue;
+        *ft = etw_reader_to_filetime(r, ev.raw_timestamp);
+        return 1;
+    }
+    return 0;
+}
+
+/* The first buffer of stream st that a range starting at `from` needs: the
+ * one before the first buffer whose first record is at or after `from`
+ * (binary search over the stream; a buffer that cannot tell counts as
+ * late, which only starts earlier). */
+static uint32_t range_start_buffer(etw_reader *r, const stream *st, int64_t from) {
+    const uint32_t *o = r->order + st->first;
+    uint32_t lo = 0, hi = st->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        int64_t ft;
+        if (first_record_ft(r, o[mid], &ft) && ft < from) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo > 0 ? lo - 1 : 0;
+}
+
+static void stream_reset(etw_reader *r, stream *st, uint32_t next) {
+    st->next = next;
+    st->data = NULL;
+    st->pos = st->end = 0;
+    st->last_raw = r->lf.raw_timestamp;
+    st->order_ft = INT64_MIN;
+}
+
 static etw_status start_streams(etw_reader *r) {
     r->merge.count = 0;
     r->pending = -1;
-    r->header_done = 0;
+    /* the log-file header record belongs to the range that starts first */
+    r->header_done = r->ranged && r->range_from != INT64_MIN;
+    r->last_order_ft = INT64_MIN;
     for (uint32_t i = 0; i < r->nstreams; i++) {
         stream *st = &r->streams[i];
-        st->next = 0;
-        st->data = NULL;
-        st->pos = st->end = 0;
-        st->last_raw = r->lf.raw_timestamp;
-        if (stream_advance(r, st)) {
+        uint32_t start = 0;
+        if (r->ranged && r->range_from != INT64_MIN) start = range_start_buffer(r, st, r->range_from);
+        stream_reset(r, st, start);
+        int have = stream_advance(r, st);
+        /* Started late (the first event read is already in the range):
+         * earlier buffers may hold range events too, so read them all. */
+        if (have && start > 0 && st->order_ft >= r->range_from) {
+            stream_reset(r, st, 0);
+            have = stream_advance(r, st);
+        }
+        if (r->ranged)
+            while (have && st->order_ft < r->range_from) have = stream_advance(r, st);
+        if (have) {
             stream_key(r, i);
             etw_merge_push(&r->merge, i);
         }
@@ -688,6 +757,7 @@ etw_status etw_reader_next(etw_reader *r, etw_event *ev) {
     if (!r->header_done) {
         r->header_done = 1;
         *ev = r->lf_event;
+        r->last_order_ft = INT64_MIN; /* before every other event */
         r->stats.events++;
         r->stats.events_by_form[ev->form]++;
         return ETW_OK;
@@ -704,6 +774,12 @@ etw_status etw_reader_next(etw_reader *r, etw_event *ev) {
     }
     if (r->merge.count == 0) return ETW_END;
     uint32_t top = etw_merge_top(&r->merge);
+    if (r->ranged && r->range_to != INT64_MAX && r->streams[top].order_ft >= r->range_to) {
+        /* events come in order-time order: every later one is past the range too */
+        r->merge.count = 0;
+        return ETW_END;
+    }
+    r->last_order_ft = r->streams[top].order_ft;
     *ev = r->streams[top].ev;
     r->pending = (int)top;
     r->stats.events++;
@@ -728,6 +804,7 @@ void etw_reader_close(etw_reader *r) {
     etw_allocator a = r->alloc;
     if (r->streams)
         for (uint32_t i = 0; i < r->nstreams; i++) etw_free(&a, r->streams[i].mem);
+    etw_free(&a, r->probe.mem);
     etw_free(&a, r->streams);
     etw_free(&a, r->merge.heap);
     etw_free(&a, r->merge.keys);
@@ -737,4 +814,80 @@ void etw_reader_close(etw_reader *r) {
     etw_free(&a, r->tmp);
     if (r->file) etw_file_close(&a, r->file);
     etw_free(&a, r);
+}
+
+/* --- time ranges and single records --------------------------------------- */
+
+etw_status etw_reader_set_range(etw_reader *r, int64_t from, int64_t to) {
+    if (!r || from >= to) return ETW_E_INVALID_ARG;
+    r->ranged = !(from == INT64_MIN && to == INT64_MAX);
+    r->range_from = from;
+    r->range_to = to;
+    return etw_reader_rewind(r);
+}
+
+int64_t etw_reader_order_time(const etw_reader *r) {
+    return r ? r->last_order_ft : INT64_MIN;
+}
+
+etw_status etw_reader_split(etw_reader *r, uint32_t n, int64_t *bounds, uint32_t *count) {
+    if (!r || !bounds || !count || n == 0) return ETW_E_INVALID_ARG;
+    *count = 1;
+    bounds[0] = INT64_MIN;
+    bounds[1] = INT64_MAX;
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < r->nbufs; i++) total += r->bufs[i].disk_size;
+    /* Boundary k: the first record of the buffer (in file order, which
+     * follows time across processors) where k/n of the bytes begin. */
+    uint64_t done = 0;
+    uint32_t k = 1, m = 1;
+    for (uint32_t i = 0; i < r->nbufs && k < n; i++) {
+        if (done * n >= (uint64_t)k * total) {
+            while (k < n && done * n >= (uint64_t)k * total) k++;
+            int64_t ft;
+            if (first_record_ft(r, i, &ft) && ft > bounds[m - 1] && ft != INT64_MAX) bounds[m++] = ft;
+        }
+        done += r->bufs[i].disk_size;
+    }
+    bounds[m] = INT64_MAX;
+    *count = m;
+    return ETW_OK;
+}
+
+etw_status etw_reader_event_at(etw_reader *r, uint64_t buffer_file_offset, uint32_t record_offset,
+                               etw_event *ev) {
+    if (!r || !ev) return ETW_E_INVALID_ARG;
+    if (buffer_file_offset == 0 && record_offset == ETW_BUFFER_HEADER_SIZE) {
+        *ev = r->lf_event;
+        return ETW_OK;
+    }
+    /* the index is in file order */
+    uint32_t lo = 0, hi = r->nbufs;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (r->bufs[mid].offset < buffer_file_offset) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == r->nbufs || r->bufs[lo].offset != buffer_file_offset) return ETW_E_NOT_FOUND;
+    stream *st = &r->probe;
+    if (!r->probe_loaded || st->buf != lo) {
+        r->probe_loaded = 0;
+        etw_status s = load_buffer(r, st, lo);
+        if (s != ETW_OK) return s;
+        r->probe_loaded = 1;
+    }
+    if (record_offset < ETW_BUFFER_HEADER_SIZE || record_offset >= st->end) return ETW_E_NOT_FOUND;
+    uint32_t adv = 0;
+    const char *msg = NULL;
+    const buf_entry *b = &r->bufs[lo];
+    etw_status s = etw_record_parse(st->data + record_offset, st->end - record_offset, r->ptr_size, ev,
+                                    &adv, &msg);
+    if (s != ETW_OK) return s == ETW_END ? ETW_E_NOT_FOUND : s;
+    ev->cpu = b->cpu;
+    if (b->flags & ETW_BUFFER_FLAG_PROC_INDEX) ev->flags |= ETW_EVENT_FLAG_PROCESSOR_INDEX;
+    ev->buffer_file_offset = b->offset;
+    ev->record_offset = record_offset;
+    ev->buffer_compressed = (b->flags & ETW_BUFFER_FLAG_COMPRESSED) != 0;
+    ev->timestamp = etw_reader_to_filetime(r, ev->raw_timestamp);
+    return ETW_OK;
 }

@@ -338,26 +338,52 @@ void etw_decoder_finish(etw_decoder *d) {
     if (d) etw_es_finish(d->es);
 }
 
+static etw_status resolve_manifest_chunk(etw_decoder *d, const etw_event *ev, const etw_schema **out);
+
+/* Offer one record to the merged-metadata source: 1 when it was one. */
+static int learn_metadata(etw_decoder *d, const etw_event *ev) {
+    etw_status st = ETW_OK;
+    const char *why = NULL;
+    if (!etw_metadata_offer(d->meta, ev, &st, &why)) return 0;
+    if (st != ETW_OK) {
+        etw_diag diag;
+        diag.status = st;
+        diag.file_offset = ev->buffer_file_offset;
+        snprintf(d->why, sizeof d->why, "merged metadata record dropped: %s", why ? why : etw_strerror(st));
+        diag.message = d->why;
+        report(d, &diag);
+    }
+    return 1;
+}
+
 etw_status etw_decoder_prescan(etw_decoder *d, etw_reader *r) {
     if (!d || !r) return ETW_E_INVALID_ARG;
     etw_event ev;
     etw_status s;
-    while ((s = etw_reader_next(r, &ev)) == ETW_OK) {
-        etw_status st = ETW_OK;
-        const char *why = NULL;
-        if (etw_metadata_offer(d->meta, &ev, &st, &why) && st != ETW_OK) {
-            etw_diag diag;
-            diag.status = st;
-            diag.file_offset = ev.buffer_file_offset;
-            snprintf(d->why, sizeof d->why, "merged metadata record dropped: %s", why ? why : etw_strerror(st));
-            diag.message = d->why;
-            report(d, &diag);
-        }
-    }
+    while ((s = etw_reader_next(r, &ev)) == ETW_OK) learn_metadata(d, &ev);
     d->stats.metadata_events = etw_metadata_event_count(d->meta);
     etw_cache_miss_clear(d->cache);
     if (s != ETW_END) return s;
     return etw_reader_rewind(r);
+}
+
+int etw_decoder_is_schema_event(const etw_event *ev) {
+    return ev && (etw_es_is_manifest_event(ev) || etw_metadata_event_name(ev) != NULL);
+}
+
+etw_status etw_decoder_learn(etw_decoder *d, const etw_event *ev) {
+    if (!d || !ev) return ETW_E_INVALID_ARG;
+    if (learn_metadata(d, ev)) {
+        d->stats.metadata_events = etw_metadata_event_count(d->meta);
+        etw_cache_miss_clear(d->cache);
+        return ETW_OK;
+    }
+    if (!d->opt.no_eventsource && etw_es_is_manifest_event(ev)) {
+        const etw_schema *s;
+        etw_status st = resolve_manifest_chunk(d, ev, &s);
+        return st == ETW_E_NOMEM ? st : ETW_OK;
+    }
+    return ETW_OK;
 }
 
 /* Events shown with a name and built-in fields but no payload schema: an
