@@ -353,6 +353,29 @@ with tempfile.TemporaryDirectory() as tmp:
     check(rc == 1 and "offset 0x4000" in err, "corrupt buffer size reported at 0x4000: rc %d %r" % (rc, err))
     check(len(evs) > 1900, "events of the other buffers still decoded (%d)" % len(evs))
 
+# --- hostile inputs (issue 9), built from HTTP_Server.man by hostile_inputs.py -----
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hostile_inputs  # noqa: E402
+
+http_man = open(os.path.join(DATA, "HTTP_Server.man"), encoding="utf-8").read()
+http_etl = os.path.join(DATA, "HTTP_Server.etl")
+with tempfile.TemporaryDirectory() as tmp:
+    # 9.2: "%1" x 300,000 in every message; uncapped, 2 events are 11 MB, the trace 9.7 GB
+    bomb = os.path.join(tmp, "bomb.man")
+    with open(bomb, "w", encoding="utf-8") as f:
+        f.write(hostile_inputs.message_bomb(http_man))
+    rc, evs, err = events(http_etl, "--messages", "-n", "200", "-m", bomb)
+    check(rc == 0 and err == "", "message bomb: exit %d, %r" % (rc, err[:200]))
+    msgs = [e for e in evs if "message" in e]
+    check(len(msgs) == 199, "message bomb: %d events with a message, expected 199" % len(msgs))
+    check(all(len(e["message"].encode("utf-8")) <= 65536 for e in msgs), "message bomb: messages <= 64 KiB")
+    check(all(e.get("message_cut") is True for e in msgs), "message bomb: every message marked cut")
+    first = msgs[0]
+    check(len(first["message"].encode("utf-8")) > 65536 - 64, "message bomb: cut close to 64 KiB (%d)"
+          % len(first["message"]))
+    rc, evs, err = events(http_etl, "--messages", "-n", "50", "-m", os.path.join(DATA, "HTTP_Server.man"))
+    check(rc == 0 and not any("message_cut" in e for e in evs), "real messages are not marked cut")
+
 # --- help lists every option -----------------------------------------------------
 rc, out, err = run("--help")
 for opt in ("--format", "--stats", "--raw", "--file-order", "--max-events", "--output", "--quiet", "--help",

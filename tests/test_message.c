@@ -583,6 +583,78 @@ out:
     etw_reader_close(r);
 }
 
+/* Issue 9.2: a template of "%1" repeated with a long string insert. Without
+ * a cap this message is 150,000 x 4,000 bytes = 600 MB (the audit's 1.1 MB
+ * trace asked for ~15 GB and aborted the decode on out-of-memory). The
+ * message is cut at ETW_MESSAGE_MAX bytes, the status says so, and the text
+ * is the insert repeated, cut at a character boundary. */
+static void test_message_cap(void) {
+    static const etw_property p[] = {{.name = "s", .in_type = ETW_INTYPE_ANSISTRING}};
+    enum { REPEAT = 150000, INSERT = 4000 };
+    char *msg = malloc(2 * REPEAT + 1);
+    uint8_t *payload = malloc(INSERT + 1);
+    for (int i = 0; i < REPEAT; i++) memcpy(msg + 2 * i, "%1", 2);
+    msg[2 * REPEAT] = 0;
+    /* "é" (2 bytes in UTF-8) then ASCII: the cut lands inside a character
+     * when 65536 is odd within the insert text */
+    for (int i = 0; i < INSERT; i++) payload[i] = (uint8_t)('a' + i % 26);
+    payload[INSERT - 1] = 0xE9; /* Latin-1 e-acute: 2 bytes of UTF-8 */
+    payload[INSERT] = 0;
+    etw_schema s = make_schema(msg, p, 1, 1);
+    etw_event ev = make_event(payload, INSERT + 1, 8);
+    etw_text_clear(&T);
+    ETW_CHECK_INT(etw_message_json(&T, &S, &s, &ev, refs, 256), ETW_E_LIMIT);
+    /* one insert is 4000 bytes of UTF-8 + 1 (the e-acute takes 2) */
+    size_t one = INSERT + 1;
+    ETW_CHECK((size_t)T.len <= ETW_MESSAGE_MAX + 2);
+    ETW_CHECK(T.len > 2 && T.data[0] == '"' && T.data[T.len - 1] == '"');
+    size_t body = T.len - 2;
+    /* 65536 = 16 * 4001 + 1520: the cut is inside the 17th copy, in ASCII */
+    ETW_CHECK_INT((long long)body, ETW_MESSAGE_MAX);
+    ETW_CHECK(memcmp(T.data + 1, T.data + 1 + one, one) == 0);
+    ETW_CHECK(memcmp(T.data + 1 + one - 2, "\xc3\xa9", 2) == 0);
+    /* a cut that would split the 2-byte character backs up before it:
+     * inserts of 65535 bytes + e-acute -> the character straddles 65536 */
+    uint8_t *big = malloc(65536);
+    memset(big, 'x', 65534);
+    big[65534] = 0xE9;
+    big[65535] = 0;
+    etw_schema s2 = make_schema("%1%1", p, 1, 1);
+    etw_event ev2 = make_event(big, 65536, 8);
+    etw_text_clear(&T);
+    ETW_CHECK_INT(etw_message_json(&T, &S, &s2, &ev2, refs, 256), ETW_E_LIMIT);
+    /* 65534 x + e-acute (2) = 65536: fits exactly, then the second copy starts */
+    ETW_CHECK_INT((long long)T.len - 2, 65536);
+    /* "y%1" with the insert at 65535 bytes: 1 + 65536 -> cut before the
+     * e-acute's second byte would split it: backs up to 65535 */
+    etw_schema s3 = make_schema("y%1", p, 1, 1);
+    etw_text_clear(&T);
+    ETW_CHECK_INT(etw_message_json(&T, &S, &s3, &ev2, refs, 256), ETW_E_LIMIT);
+    ETW_CHECK_INT((long long)T.len - 2, 65535);
+    ETW_CHECK(T.data[T.len - 2] == 'x');
+    /* a message just at the limit is not cut */
+    char *exact = malloc(ETW_MESSAGE_MAX + 1);
+    memset(exact, 'm', ETW_MESSAGE_MAX);
+    exact[ETW_MESSAGE_MAX] = 0;
+    etw_schema s4 = make_schema(exact, p, 1, 1);
+    etw_text_clear(&T);
+    ETW_CHECK_INT(etw_message_json(&T, &S, &s4, &ev, refs, 256), ETW_OK);
+    ETW_CHECK_INT((long long)T.len - 2, ETW_MESSAGE_MAX);
+    /* one byte more of template: only the first ETW_MESSAGE_MAX are read */
+    char *over = malloc(ETW_MESSAGE_MAX + 2);
+    memset(over, 'm', ETW_MESSAGE_MAX + 1);
+    over[ETW_MESSAGE_MAX + 1] = 0;
+    etw_schema s5 = make_schema(over, p, 1, 1);
+    etw_text_clear(&T);
+    ETW_CHECK_INT(etw_message_json(&T, &S, &s5, &ev, refs, 256), ETW_E_LIMIT);
+    ETW_CHECK_INT((long long)T.len - 2, ETW_MESSAGE_MAX);
+    free(over);
+    free(exact);
+    free(big);
+    free(msg);
+    free(payload);
+}
+
 static void test_http_server(void) {
     /* Microsoft-Windows-HttpService: message strings from HTTP_Server.man,
      * values as etwdump decodes them */
@@ -678,6 +750,7 @@ int main(void) {
     ETW_RUN(test_numbers);
     ETW_RUN(test_formats);
     ETW_RUN(test_value_text);
+    ETW_RUN(test_message_cap);
     ETW_RUN(test_http_server);
     ETW_RUN(test_gcevents);
     etw_text_free(&T);

@@ -238,7 +238,12 @@ etw_status etw_json_event(etw_json *j, const etw_reader *r, const etw_event *ev,
             key(t, "message");
             etw_status ms = etw_message_json(t, &j->scratch, schema, ev, refs, nrefs);
             if (ms == ETW_E_NOMEM) return ms;
-            if (ms != ETW_OK) t->len = mark;
+            if (ms == ETW_E_LIMIT) { /* cut at ETW_MESSAGE_MAX bytes: say so */
+                key(t, "message_cut");
+                etw_text_puts(t, "true");
+            } else if (ms != ETW_OK) {
+                t->len = mark;
+            }
         }
     } else {
         etw_text_puts(t, "{}");

@@ -335,6 +335,13 @@ static void copy_within(etw_text *t, size_t a, size_t n) {
     t->len += n;
 }
 
+/* copy_within, but the copy ends where scratch reaches `stop` bytes. */
+static void copy_capped(etw_text *t, size_t a, size_t n, size_t stop) {
+    if (t->len >= stop) return;
+    if (n > stop - t->len) n = stop - t->len;
+    copy_within(t, a, n);
+}
+
 /* Text [a, b) under an s/S format: cut to prec code points, padded to width. */
 static void put_str_fmt(etw_text *t, const fmt_spec *f, size_t a, size_t b) {
     size_t i = a;
@@ -482,7 +489,17 @@ etw_status etw_message_json(etw_text *t, etw_text *scratch, const etw_schema *s,
 
     if (!t || !scratch || !s || scratch == t) return ETW_E_INVALID_ARG;
     if (!s->message) return ETW_E_NOT_FOUND;
-    const char *msg = s->message, *e = msg + strlen(msg), *p;
+    /* the template: at most ETW_MESSAGE_MAX bytes of it are read (a longer
+     * one, which can only come from a hostile schema, is cut) */
+    const char *msg = s->message, *e, *p;
+    size_t mlen = 0;
+    int cut = 0;
+    while (mlen <= ETW_MESSAGE_MAX && msg[mlen]) mlen++;
+    if (mlen > ETW_MESSAGE_MAX) {
+        mlen = ETW_MESSAGE_MAX;
+        cut = 1;
+    }
+    e = msg + mlen;
 
     /* which inserts the message uses */
     for (p = msg; p < e; p += k.len) {
@@ -502,9 +519,13 @@ etw_status etw_message_json(etw_text *t, etw_text *scratch, const etw_schema *s,
         if (st != ETW_OK) return st;
     }
 
-    /* the plain message, after the insert texts */
+    /* the plain message, after the insert texts; writing stops a little past
+     * ETW_MESSAGE_MAX bytes (an insert is copied only up to there), so the
+     * work per event is bounded whatever the template repeats */
     size_t msg_start = scratch->len;
+    size_t stop = msg_start + ETW_MESSAGE_MAX + 4;
     for (p = msg; p < e; p += k.len) {
+        if (scratch->len >= stop) break;
         next_tok(p, e, &k);
         if (k.kind == TK_END) break;
         switch (k.kind) {
@@ -521,9 +542,9 @@ etw_status etw_message_json(etw_text *t, etw_text *scratch, const etw_schema *s,
                 else if (in->is_int)
                     put_int_fmt(scratch, &f, in->u, in->size);
                 else
-                    copy_within(scratch, in->start, in->end - in->start);
+                    copy_capped(scratch, in->start, in->end - in->start, stop);
             } else {
-                copy_within(scratch, in->start, in->end - in->start);
+                copy_capped(scratch, in->start, in->end - in->start, stop);
             }
             break;
         }
@@ -531,6 +552,12 @@ etw_status etw_message_json(etw_text *t, etw_text *scratch, const etw_schema *s,
     }
     if (etw_text_status(scratch) != ETW_OK) return ETW_E_NOMEM;
     size_t n = scratch->len - msg_start;
+    if (n > ETW_MESSAGE_MAX) { /* cut before the character that crosses the limit */
+        n = ETW_MESSAGE_MAX;
+        while (n > 0 && ((unsigned char)scratch->data[msg_start + n] & 0xC0) == 0x80) n--;
+        cut = 1;
+    }
     etw_text_json_utf8(t, n ? scratch->data + msg_start : "", n);
-    return etw_text_status(t);
+    if (etw_text_status(t) != ETW_OK) return ETW_E_NOMEM;
+    return cut ? ETW_E_LIMIT : ETW_OK;
 }

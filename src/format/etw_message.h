@@ -53,6 +53,12 @@
  * normal form. Formats are never passed to the C library (no locale, no
  * undefined behaviour from hostile manifests).
  *
+ * Size: the message text is at most ETW_MESSAGE_MAX bytes of UTF-8 (before
+ * JSON escaping), and at most ETW_MESSAGE_MAX bytes of the template are
+ * read. A longer message is cut at the last whole character that fits and
+ * ETW_E_LIMIT tells the caller (docs/limits.md). The number is FormatMessage's
+ * own bound on its output buffer.
+ *
  * Cost: nothing is decoded when the message has no insert; otherwise the
  * payload is decoded once, up to the highest insert the message uses, and
  * only properties the message refers to are rendered. Memory: only the two
@@ -78,6 +84,11 @@ extern "C" {
 /* Highest insert number a message can use (FormatMessage's limit). */
 #define ETW_MESSAGE_MAX_INSERT 99
 
+/* Longest message text, in bytes: FormatMessage's own bound (its nSize
+ * documentation, winbase.h: the output buffer cannot exceed 64K bytes). Also
+ * the most bytes of a template that are read. */
+#define ETW_MESSAGE_MAX 65536u
+
 /* Append to t the JSON string (quotes included) of the event's message:
  * s->message with each %N replaced by the text of top-level property N and
  * the escapes above applied.
@@ -89,6 +100,9 @@ extern "C" {
  *             s->prop_count entries), as for etw_fields_json.
  * Returns
  *   ETW_OK            the message was appended;
+ *   ETW_E_LIMIT       the message (or its template) was longer than
+ *                     ETW_MESSAGE_MAX bytes: its first ETW_MESSAGE_MAX bytes,
+ *                     cut at a character boundary, were appended;
  *   ETW_E_NOT_FOUND   the schema has no message (nothing appended);
  *   ETW_E_INVALID_ARG t, scratch or s NULL, scratch == t, or the decoder
  *                     refused ev/refs (refs too short; nothing appended);
