@@ -12,6 +12,9 @@
  *   etw_traits   (etw_traits.h)  provider traits: parse and build
  *   etw_json     (etw_json.h)    an event as one JSON line (the contract in
  *                                docs/json-output.md)
+ *   etw_label    (etw_label.h)   an event's provider and event names as text
+ *   etw_filter   (etw_filter.h)  select events (provider, event, id, level,
+ *                                keywords, pid, tid, time, errors)
  *
  * Every call returns an etw_status (etw_status.h); nothing keeps global
  * state; objects take an optional etw_allocator (etw_types.h).
@@ -22,7 +25,9 @@
 #include "etw_decode.h"
 #include "etw_decoder.h"
 #include "etw_event.h"
+#include "etw_filter.h"
 #include "etw_json.h"
+#include "etw_label.h"
 #include "etw_reader.h"
 #include "etw_schema.h"
 #include "etw_status.h"

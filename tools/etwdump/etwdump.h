@@ -12,6 +12,16 @@
 #define EXIT_FATAL 2   /* bad usage, missing file, not an ETL file */
 
 #define MAX_MANIFESTS 64
+#define MAX_FILTERS 256
+
+/* One selection option as given: --provider X is {"provider", 0, "X"},
+ * --exclude-pid 4 is {"pid", 1, "4"}. */
+typedef struct filter_spec {
+    const char *option; /* as typed, for messages */
+    const char *key;
+    int exclude;
+    const char *value;
+} filter_spec;
 
 typedef struct options {
     const char *path;
@@ -25,6 +35,8 @@ typedef struct options {
     int file_order;
     int quiet;
     unsigned long long max_events;
+    filter_spec filters[MAX_FILTERS];
+    int nfilters;
 } options;
 
 typedef struct diag_ctx {
@@ -40,7 +52,11 @@ int parse_args(int argc, char **argv, options *o);
 /* stats.c: --stats, a summary table instead of the events. */
 int run_stats(etw_reader *r, FILE *out, const options *o);
 
-/* output.c: the events, one JSON line each. */
-int run_json(etw_reader *r, etw_decoder *dec, FILE *out, const options *o);
+/* filter.c: the library filter the selection options describe; NULL after
+ * reporting a bad value. */
+etw_filter *build_filter(const options *o);
+
+/* output.c: the selected events, one JSON line each. */
+int run_json(etw_reader *r, etw_decoder *dec, etw_filter *f, FILE *out, const options *o);
 
 #endif

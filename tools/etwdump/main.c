@@ -77,8 +77,10 @@ int main(int argc, char **argv) {
                     fprintf(stderr, "etwdump: %s: %s\n", o.path, etw_strerror(ps));
                     rc = EXIT_FATAL;
                 } else {
-                    int jrc = run_json(r, dec, out, &o);
+                    etw_filter *f = build_filter(&o);
+                    int jrc = f ? run_json(r, dec, f, out, &o) : EXIT_FATAL;
                     if (jrc > rc) rc = jrc;
+                    etw_filter_free(f);
                 }
             }
             etw_decoder_free(dec);

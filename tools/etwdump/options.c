@@ -23,15 +23,63 @@ static const char usage_text[] =
     "  --stats              print a summary table instead of the events\n"
     "  --raw                add \"raw\" (user data in hex) to every event\n"
     "  --file-order         keep the file's record order (no merge by time)\n"
-    "  -n, --max-events N   stop after N events\n"
+    "  -n, --max-events N   stop after N (selected) events\n"
     "  -o, --output FILE    write to FILE instead of standard output\n"
     "  -q, --quiet          do not report damaged data on standard error\n"
     "  -h, --help           show this help\n"
     "  -V, --version        show the version\n"
     "\n"
+    "selection (before payloads are decoded; every event is still read, so\n"
+    "schemas carried in the trace keep working). Options of one kind are\n"
+    "alternatives, different kinds must all hold; a value starting with '!'\n"
+    "or an --exclude-... option leaves the matching events out:\n"
+    "  --provider P         provider name, GUID, or glob on names\n"
+    "                       ('Microsoft-Windows-Kernel-*'); case-insensitive\n"
+    "  --event E            glob on the event name ('Process/*', 'GC/*')\n"
+    "  --id N[,N-M...]      event ids (descriptor id)\n"
+    "  --level N            level at most N (1 critical .. 5 verbose)\n"
+    "  --keywords MASK      any bit of MASK (0x... or decimal)\n"
+    "  --pid N[,N...]       process ids\n"
+    "  --tid N[,N...]       thread ids\n"
+    "  --since T            from T on (inclusive): RFC 3339 ('2021-09-09T12:59:35Z')\n"
+    "                       or seconds from the trace start ('12.5')\n"
+    "  --until T            before T (exclusive), same forms\n"
+    "  --errors             only the events that failed to decode\n"
+    "  --exclude-provider P leave out a provider (= --provider '!P')\n"
+    "  --exclude-event E    leave out events by name\n"
+    "  --exclude-id N       leave out event ids\n"
+    "  --exclude-pid N      leave out processes\n"
+    "  --exclude-tid N      leave out threads\n"
+    "  --exclude-keywords MASK leave out events with any bit of MASK\n"
+    "  --exclude-errors     only the events that decoded\n"
+    "\n"
     "exit status: 0 all data read; 1 some data was damaged and skipped (each\n"
     "problem is reported on standard error with its file offset); 2 the file\n"
     "could not be read at all or the command line is wrong.\n";
+
+/* The selection options: each adds one predicate of the library's filter. */
+static const struct {
+    const char *name;
+    const char *key; /* etw_filter_key_from_name */
+    int exclude;
+    int has_value;
+} filter_options[] = {
+    {"--provider", "provider", 0, 1},         {"--event", "event", 0, 1},
+    {"--id", "id", 0, 1},                     {"--level", "level", 0, 1},
+    {"--keywords", "keywords", 0, 1},         {"--pid", "pid", 0, 1},
+    {"--tid", "tid", 0, 1},                   {"--since", "since", 0, 1},
+    {"--until", "until", 0, 1},               {"--errors", "errors", 0, 0},
+    {"--exclude-provider", "provider", 1, 1}, {"--exclude-event", "event", 1, 1},
+    {"--exclude-id", "id", 1, 1},             {"--exclude-pid", "pid", 1, 1},
+    {"--exclude-tid", "tid", 1, 1},           {"--exclude-keywords", "keywords", 1, 1},
+    {"--exclude-errors", "errors", 1, 0},
+};
+
+static int filter_option(const char *a) {
+    for (int k = 0; k < (int)(sizeof filter_options / sizeof filter_options[0]); k++)
+        if (!strcmp(a, filter_options[k].name)) return k;
+    return -1;
+}
 
 int parse_args(int argc, char **argv, options *o) {
     memset(o, 0, sizeof *o);
@@ -80,6 +128,22 @@ int parse_args(int argc, char **argv, options *o) {
                 fprintf(stderr, "etwdump: --max-events needs a number, not '%s'\n", argv[i]);
                 return 0;
             }
+        } else if (filter_option(a) >= 0) {
+            int k = filter_option(a);
+            const char *v = "";
+            if (filter_options[k].has_value) {
+                if (++i >= argc) goto missing;
+                v = argv[i];
+            }
+            if (o->nfilters == MAX_FILTERS) {
+                fprintf(stderr, "etwdump: at most %d selection options\n", MAX_FILTERS);
+                return 0;
+            }
+            filter_spec *fs = &o->filters[o->nfilters++];
+            fs->option = a;
+            fs->key = filter_options[k].key;
+            fs->exclude = filter_options[k].exclude;
+            fs->value = v;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "etwdump: unknown option '%s' (see --help)\n", a);
             return 0;

@@ -7,7 +7,7 @@
 
 /* --- JSON ---------------------------------------------------------------- */
 
-int run_json(etw_reader *r, etw_decoder *dec, FILE *out, const options *o) {
+int run_json(etw_reader *r, etw_decoder *dec, etw_filter *f, FILE *out, const options *o) {
     etw_json *j;
     etw_json_options jo = {0};
     jo.raw_always = o->raw;
@@ -24,12 +24,15 @@ int run_json(etw_reader *r, etw_decoder *dec, FILE *out, const options *o) {
     while ((s = etw_reader_next(r, &ev)) == ETW_OK) {
         const char *line;
         size_t len;
-        if (o->no_manifest_events && etw_decoder_is_manifest_event(&ev)) {
-            /* still learned from: the decoder sees every chunk */
-            const etw_schema *schema;
-            etw_decoder_resolve(dec, &ev, &schema, NULL);
-            continue;
+        /* every event goes through the decoder (the filter resolves it), so
+         * EventSource manifests are learned from events left out */
+        int m = etw_filter_match(f, dec, &ev, NULL);
+        if (m < 0) {
+            fprintf(stderr, "etwdump: out of memory\n");
+            rc = EXIT_FATAL;
+            break;
         }
+        if (!m || (o->no_manifest_events && etw_decoder_is_manifest_event(&ev))) continue;
         if (etw_json_event(j, r, &ev, &line, &len) != ETW_OK) {
             fprintf(stderr, "etwdump: out of memory\n");
             rc = EXIT_FATAL;

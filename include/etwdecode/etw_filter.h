@@ -1,0 +1,127 @@
+/* etw_filter.h - select events: by provider, event name, id, level,
+ * keywords, process, thread, time, and decode errors.
+ *
+ * A filter is a list of predicates, each added from its text form (the same
+ * text etwdump's options take, so a command line and an embedder - the
+ * Python package - select the same events):
+ *
+ *   key        value                          an event matches when
+ *   ---------  -----------------------------  ----------------------------------
+ *   PROVIDER   a GUID ("{...}" or bare), or   its provider (or event-class) GUID
+ *              a name or glob                 is it / its provider name matches
+ *              ("Microsoft-Windows-Kernel-*") (ASCII case-insensitive)
+ *   EVENT      a name or glob ("GC*", and     its event name matches (case-insensitive)
+ *              "Process/" followed by "*")
+ *   ID         N[,N...], N-M ranges           its descriptor id is one of them
+ *   LEVEL      N (0..255)                     its level is at most N
+ *   KEYWORDS   MASK (0x... or decimal)        it has any bit of MASK
+ *   PID, TID   N[,N...]                       its pid / tid is one of them
+ *   SINCE      T                              its time is >= T
+ *   UNTIL      T                              its time is <  T
+ *   ERRORS     "" (value ignored)             it failed to decode (the JSON
+ *                                             "error" key: no schema, damaged
+ *                                             metadata)
+ *
+ * T is RFC 3339 ("2021-09-09T12:59:35.79Z", "...+02:00", up to 7 fractional
+ * digits) or a number of seconds from the trace start ("12.5"): the origin
+ * set by etw_filter_set_origin(), else the time of the first event the
+ * filter is asked about (the log-file header, whose time is the session
+ * start; with several files merged, the earliest one).
+ *
+ * Names are the ones the JSON output shows ("provider" and "event" keys,
+ * docs/json-output.md): see etw_label.h. Globs take '*' (any run of
+ * characters, '/' included) and '?' (one character); a name without either
+ * must match whole.
+ *
+ * Combining: a value that starts with '!' excludes (PROVIDER, EVENT, ID,
+ * KEYWORDS, PID, TID, ERRORS): an event matching any exclusion is left out.
+ * Among the inclusions, several values of one key are alternatives (OR), and
+ * different keys must all hold (AND); a key with no inclusion holds for every
+ * event. LEVEL, SINCE and UNTIL take no '!'; given twice, the later wins.
+ * "!" alone for ERRORS keeps only the events that decoded.
+ *
+ * Cost: etw_filter_match() tests the header predicates (id, level, keywords,
+ * pid, tid, time) first, then the names and errors, which need the schema
+ * lookup (one hash in the decoder's cache) but never the payload decode.
+ * The log-file header is an event like the others (provider "Windows
+ * Kernel", event "EventTrace"). Events a filter leaves out must still be
+ * passed through the decoder (etw_filter_match does that when given one) so
+ * that EventSource manifests and kernel state are learned from them.
+ *
+ * A filter is single-threaded (it keeps a labeler and the time origin);
+ * nothing in it is global.
+ */
+#ifndef ETWDECODE_ETW_FILTER_H
+#define ETWDECODE_ETW_FILTER_H
+
+#include <stdint.h>
+
+#include "etw_decoder.h"
+#include "etw_event.h"
+#include "etw_label.h"
+#include "etw_status.h"
+#include "etw_types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct etw_filter etw_filter;
+
+typedef enum etw_filter_key {
+    ETW_FILTER_PROVIDER = 1,
+    ETW_FILTER_EVENT,
+    ETW_FILTER_ID,
+    ETW_FILTER_LEVEL,
+    ETW_FILTER_KEYWORDS,
+    ETW_FILTER_PID,
+    ETW_FILTER_TID,
+    ETW_FILTER_SINCE,
+    ETW_FILTER_UNTIL,
+    ETW_FILTER_ERRORS
+} etw_filter_key;
+
+/* Longest value text accepted by etw_filter_add (a glob, a list). */
+#define ETW_FILTER_MAX_VALUE 4096
+/* Most predicates (values of lists included) one filter holds. */
+#define ETW_FILTER_MAX_PREDICATES 4096
+
+etw_status etw_filter_new(etw_filter **out, const etw_allocator *alloc);
+void etw_filter_free(etw_filter *f);
+
+/* Add one predicate. ETW_OK; ETW_E_INVALID_ARG when the value is not of the
+ * key's form (*why, when not NULL, receives a one-line English reason,
+ * static); ETW_E_LIMIT past the limits above; ETW_E_NOMEM. */
+etw_status etw_filter_add(etw_filter *f, etw_filter_key key, const char *value, const char **why);
+
+/* The key named by text: "provider", "event", "id", "level", "keywords",
+ * "pid", "tid", "since", "until", "errors". 0 when unknown. */
+etw_filter_key etw_filter_key_from_name(const char *name);
+
+/* The trace start for relative times (FILETIME, UTC). */
+void etw_filter_set_origin(etw_filter *f, int64_t filetime);
+
+/* 1 when the filter has no predicate (every event matches). */
+int etw_filter_is_empty(const etw_filter *f);
+
+/* 1 when ev is selected. d (may be NULL: fallback names, no errors) is asked
+ * for ev's schema - every event, selected or not, so that it learns from all
+ * of them. When label is not NULL it receives ev's names and schema (as
+ * etw_labeler_label gives them; valid until the next call), so a caller can
+ * reuse the lookup. Returns -1 when f or ev is NULL or no memory was
+ * left to format a fallback name. */
+int etw_filter_match(etw_filter *f, etw_decoder *d, const etw_event *ev, etw_label *label);
+
+/* The header-only half: 0 when the header predicates already reject ev, 1
+ * when they hold (names and errors not tested). No decoder, no lookup. */
+int etw_filter_match_header(etw_filter *f, const etw_event *ev);
+
+/* Parse a time as SINCE/UNTIL take it. Absolute: *filetime set, *relative
+ * 0. Seconds from the start: *filetime holds the offset in 100 ns units and
+ * *relative is 1. ETW_E_INVALID_ARG when it is neither. */
+etw_status etw_filter_parse_time(const char *text, int64_t *filetime, int *relative);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
