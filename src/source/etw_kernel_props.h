@@ -39,11 +39,18 @@
 #define ETW_KWSTR(n) ETW_KPROP(n, UNICODESTRING)
 #define ETW_KWCHARS(n, units) \
     { .name = (n), .in_type = ETW_INTYPE_UNICODESTRING, .flags = ETW_PROP_LENGTH_FIXED, .length = (units) }
+/* (etw_kernel_tables.h may define the next three the same way.) */
+#ifndef ETW_KPORT
 #define ETW_KPORT(n) ETW_KPROP_OUT(n, UINT16, PORT)
+#endif
+#ifndef ETW_KIPV4
 #define ETW_KIPV4(n) ETW_KPROP_OUT(n, UINT32, IPV4)
+#endif
+#ifndef ETW_KIPV6
 #define ETW_KIPV6(n) \
     { .name = (n), .in_type = ETW_INTYPE_BINARY, .out_type = ETW_OUTTYPE_IPV6, \
       .flags = ETW_PROP_LENGTH_FIXED, .length = 16 }
+#endif
 /* An array of NUL-terminated UTF-16 strings whose count is the value of
  * the earlier property props[count_index]. */
 #define ETW_KWSTRS_COUNTED(n, count_index) \
