@@ -9,6 +9,10 @@ packages=(
   libxxhash-dev                # schema-cache key hashing
   libexpat1-dev                # instrumentation manifests (XML)
   python3                      # end-to-end tests and the baseline comparison
+  python3-dev python3-setuptools python3-pip   # the Python package (python/): build, pip install
+  python3-pytest               # its tests
+  python3-numpy python3-pandas # etwdecode.to_pandas
+  python3-dask python3-distributed  # etwdecode.dask (tests run a LocalCluster)
 )
 
 missing=()

@@ -1,0 +1,121 @@
+"""etwdecode: decode Windows ETW traces (.etl) in Python, on any OS.
+
+A native extension over libetwdecode (no subprocess, no JSON in between).
+Each event is a dict with the keys of etwdump's JSON output
+(docs/json-output.md) and native values; the differences of type from the
+JSON text are listed in docs/python.md:
+
+- ``time`` is an int: nanoseconds since 1970-01-01T00:00:00Z, exact to the
+  trace's 100 ns (``to_datetime(event["time"])`` gives a datetime, which keeps
+  microseconds; ``pandas.Timestamp(t, unit="ns", tz="UTC")`` keeps all);
+- ``keywords``, ``stack`` addresses and hex-shown numbers (pointers, sizes,
+  HEXINT out-types) are ints, not ``"0x..."`` strings;
+- binary values and ``raw`` are bytes, not hex strings;
+- NaN and infinities are floats, not strings.
+
+    import etwdecode
+    for ev in etwdecode.open("trace.etl", provider="Microsoft-Windows-Kernel-*"):
+        print(ev["time"], ev["provider"], ev["event"], ev["fields"])
+"""
+
+import datetime as _datetime
+import os as _os
+
+from ._native import DamageWarning, Error, Reader, library_version
+
+__all__ = [
+    "open", "to_pandas", "stats", "schemas", "to_datetime", "Error", "DamageWarning",
+    "HEADER_KEYS", "library_version",
+]
+
+__version__ = library_version
+
+#: The keys every event has, in the JSON contract's order (optional keys --
+#: activity_id, related_activity_id, container_id, stack, error, raw -- come
+#: only where the event has them).
+HEADER_KEYS = (
+    "time", "provider", "provider_guid", "event", "id", "version", "level", "opcode", "task",
+    "channel", "keywords", "pid", "tid", "cpu", "data_len",
+)
+
+_UNIX_EPOCH = _datetime.datetime(1970, 1, 1, tzinfo=_datetime.timezone.utc)
+
+
+def to_datetime(time_ns):
+    """An event's ``time`` (int nanoseconds since the Unix epoch) as an aware
+    UTC datetime. datetime keeps microseconds: the last 100 ns digit is
+    dropped (use the int, or pandas.Timestamp, to keep it)."""
+    return _UNIX_EPOCH + _datetime.timedelta(microseconds=time_ns // 1000)
+
+
+class _Events:
+    """Iterator over the events of one trace."""
+
+    def __init__(self, path, manifests, options, filters):
+        from ._filters import predicates
+        pairs = predicates(filters)
+        if pairs:
+            options = dict(options, filters=pairs)
+        self._reader = Reader(_os.fspath(path), list(manifests or ()), **options)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._reader)
+
+    def stats(self):
+        """What the reader counted so far (complete after the last event)."""
+        return self._reader.stats()
+
+    def close(self):
+        self._reader.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def open(path, manifests=(), *, raw=False, no_manifest_events=False, max_events=0,
+         file_order=False, **filters):
+    """The events of the trace at `path`, in timestamp order, as dicts.
+
+    manifests: instrumentation manifest files or directories (etwdump -m).
+    raw: add "raw" (bytes) to every event (etwdump --raw).
+    no_manifest_events: leave out EventSource manifest chunks.
+    max_events: stop after that many events (0: all).
+    file_order: the file's record order, no merge by time.
+    filters: provider=, event=, id=, level=, keywords=, pid=, tid=,
+    since=, until=, errors= -- the selection of etwdump (see docs/python.md).
+
+    Raises OSError (missing file or manifest), etwdecode.Error (not an ETL
+    file, unreadable data). Damaged buffers are reported as
+    etwdecode.DamageWarning warnings, with the file offset, and skipped.
+    """
+    options = dict(raw=raw, no_manifest_events=no_manifest_events, max_events=max_events,
+                   file_order=file_order)
+    return _Events(path, manifests, options, filters)
+
+
+def to_pandas(path, manifests=(), **kwargs):
+    """The events of a trace as a pandas DataFrame: the header keys as
+    columns (``time`` as datetime64[ns, UTC]), and a ``fields`` column of
+    dicts -- or one column per field when the selected events are all of one
+    kind (one provider and event name)."""
+    from ._frames import events_to_frame
+    return events_to_frame(open(path, manifests, **kwargs))
+
+
+def stats(path):
+    """What ``etwdump --stats`` reports, as a dict: the trace's header
+    facts, buffers, events by header form and by provider."""
+    from ._summary import trace_stats
+    return trace_stats(path)
+
+
+def schemas(path, manifests=()):
+    """The event kinds of a trace and their fields, as a list of dicts."""
+    from ._summary import trace_schemas
+    return trace_schemas(path, manifests)

@@ -1,0 +1,1189 @@
+/* _native.c - the CPython extension under the etwdecode package: events of a
+ * trace as dicts, built straight from the pull decoder (no JSON text in
+ * between), with the keys and values of docs/json-output.md except for the
+ * type differences docs/python.md lists (time as int nanoseconds, binary as
+ * bytes, hex numbers as int, NaN/Infinity as float).
+ *
+ * Value forms follow src/format/etw_fields_json.c: the common forms (integers,
+ * strings, booleans, doubles, binaries) are built directly; the rarer string
+ * forms (GUIDs, addresses, SIDs, times, map names) are rendered by the
+ * library's own JSON value writer into a scratch text and read back as one
+ * JSON scalar, so they cannot drift from etwdump's output.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "etwdecode/etwdecode.h"
+#include "format/etw_event_names.h"
+#include "format/etw_fields_json.h"
+#include "format/etw_text.h"
+#include "source/etw_eventsource.h"
+
+/* FILETIME of 1970-01-01T00:00:00Z: 100 ns ticks since 1601-01-01. */
+#define FILETIME_UNIX_EPOCH INT64_C(116444736000000000)
+
+static PyObject *EtwError;   /* etwdecode.Error (ValueError) */
+static PyObject *EtwWarning; /* etwdecode.DamageWarning (UserWarning) */
+
+/* interned keys of an event dict */
+enum {
+    K_TIME, K_PROVIDER, K_PROVIDER_GUID, K_EVENT, K_ID, K_VERSION, K_LEVEL, K_OPCODE, K_TASK,
+    K_CHANNEL, K_KEYWORDS, K_PID, K_TID, K_CPU, K_DATA_LEN, K_ACTIVITY_ID, K_RELATED_ACTIVITY_ID,
+    K_CONTAINER_ID, K_FIELDS, K_STACK, K_ERROR, K_RAW, K_UNSUPPORTED, K_COUNT_
+};
+static const char *const k_key_names[K_COUNT_] = {
+    "time", "provider", "provider_guid", "event", "id", "version", "level", "opcode", "task",
+    "channel", "keywords", "pid", "tid", "cpu", "data_len", "activity_id", "related_activity_id",
+    "container_id", "fields", "stack", "error", "raw", "unsupported",
+};
+static PyObject *g_keys[K_COUNT_];
+
+/* ------------------------------------------------------------------------ */
+/* string caches                                                            */
+
+/* Pointer-keyed: names that live as long as the decoder (schema and
+ * property names). Content-keyed: short strings seen again and again (GUID
+ * strings, provider names from TraceLogging traits). Open addressing,
+ * grown at half load. */
+typedef struct ptr_slot {
+    const void *key;
+    PyObject *value;
+} ptr_slot;
+
+typedef struct ptr_cache {
+    ptr_slot *slots;
+    size_t cap, used;
+} ptr_cache;
+
+static size_t ptr_hash(const void *p) {
+    uint64_t x = (uint64_t)(uintptr_t)p;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 29;
+    return (size_t)x;
+}
+
+static void ptr_cache_clear(ptr_cache *c) {
+    for (size_t i = 0; i < c->cap; i++) Py_XDECREF(c->slots[i].value);
+    PyMem_Free(c->slots);
+    c->slots = NULL;
+    c->cap = c->used = 0;
+}
+
+static PyObject **ptr_cache_slot(ptr_cache *c, const void *key) {
+    if ((c->used + 1) * 2 > c->cap) {
+        size_t nc = c->cap ? c->cap * 2 : 256;
+        ptr_slot *ns = PyMem_Calloc(nc, sizeof *ns);
+        if (!ns) return NULL;
+        for (size_t i = 0; i < c->cap; i++) {
+            if (!c->slots[i].key) continue;
+            size_t j = ptr_hash(c->slots[i].key) & (nc - 1);
+            while (ns[j].key) j = (j + 1) & (nc - 1);
+            ns[j] = c->slots[i];
+        }
+        PyMem_Free(c->slots);
+        c->slots = ns;
+        c->cap = nc;
+    }
+    size_t j = ptr_hash(key) & (c->cap - 1);
+    while (c->slots[j].key && c->slots[j].key != key) j = (j + 1) & (c->cap - 1);
+    if (!c->slots[j].key) {
+        c->slots[j].key = key;
+        c->used++;
+    }
+    return &c->slots[j].value;
+}
+
+/* A C string (UTF-8, from the schema) as a str, cached by its address. */
+static PyObject *cached_name(ptr_cache *c, const char *s) {
+    PyObject **slot = ptr_cache_slot(c, s);
+    if (!slot) return PyErr_NoMemory();
+    if (!*slot) {
+        *slot = PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
+        if (!*slot) return NULL;
+        PyUnicode_InternInPlace(slot);
+    }
+    Py_INCREF(*slot);
+    return *slot;
+}
+
+typedef struct str_slot {
+    uint64_t hash;
+    PyObject *bytes; /* the key's bytes, as a bytes object (owns them) */
+    PyObject *value;
+} str_slot;
+
+typedef struct str_cache {
+    str_slot *slots;
+    size_t cap, used;
+} str_cache;
+
+/* Bound on the content cache: past it, it is emptied (bounded memory for
+ * hostile traces with ever-new names). */
+#define STR_CACHE_MAX 65536
+
+static uint64_t fnv1a(const void *p, size_t n) {
+    const uint8_t *b = p;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
+    return h | 1;
+}
+
+static void str_cache_clear(str_cache *c) {
+    for (size_t i = 0; i < c->cap; i++) {
+        Py_XDECREF(c->slots[i].bytes);
+        Py_XDECREF(c->slots[i].value);
+    }
+    PyMem_Free(c->slots);
+    c->slots = NULL;
+    c->cap = c->used = 0;
+}
+
+/* The cached value for key bytes, or NULL (no error set) when absent. */
+static PyObject *str_cache_get(str_cache *c, const void *key, size_t n, uint64_t h) {
+    if (!c->cap) return NULL;
+    size_t j = (size_t)h & (c->cap - 1);
+    while (c->slots[j].hash) {
+        str_slot *s = &c->slots[j];
+        if (s->hash == h && (size_t)PyBytes_GET_SIZE(s->bytes) == n &&
+            memcmp(PyBytes_AS_STRING(s->bytes), key, n) == 0) {
+            Py_INCREF(s->value);
+            return s->value;
+        }
+        j = (j + 1) & (c->cap - 1);
+    }
+    return NULL;
+}
+
+static void str_cache_put(str_cache *c, const void *key, size_t n, uint64_t h, PyObject *value) {
+    if (c->used >= STR_CACHE_MAX) str_cache_clear(c);
+    if ((c->used + 1) * 2 > c->cap) {
+        size_t nc = c->cap ? c->cap * 2 : 256;
+        str_slot *ns = PyMem_Calloc(nc, sizeof *ns);
+        if (!ns) return; /* not cached: no harm */
+        for (size_t i = 0; i < c->cap; i++) {
+            if (!c->slots[i].hash) continue;
+            size_t j = (size_t)c->slots[i].hash & (nc - 1);
+            while (ns[j].hash) j = (j + 1) & (nc - 1);
+            ns[j] = c->slots[i];
+        }
+        PyMem_Free(c->slots);
+        c->slots = ns;
+        c->cap = nc;
+    }
+    PyObject *b = PyBytes_FromStringAndSize(key, (Py_ssize_t)n);
+    if (!b) {
+        PyErr_Clear();
+        return;
+    }
+    size_t j = (size_t)h & (c->cap - 1);
+    while (c->slots[j].hash) j = (j + 1) & (c->cap - 1);
+    c->slots[j].hash = h;
+    c->slots[j].bytes = b;
+    Py_INCREF(value);
+    c->slots[j].value = value;
+    c->used++;
+}
+
+/* ------------------------------------------------------------------------ */
+/* one JSON scalar (what the library's value writer produced) -> object     */
+
+static int hexval(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* The JSON string at s[0..n) (quotes included) as a str. */
+static PyObject *json_string(const char *s, size_t n) {
+    if (n < 2 || s[0] != '"' || s[n - 1] != '"') {
+        PyErr_SetString(PyExc_RuntimeError, "etwdecode: internal: not a JSON string");
+        return NULL;
+    }
+    s++;
+    n -= 2;
+    if (!memchr(s, '\\', n)) return PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, "replace");
+    /* unescape into UTF-8 */
+    char *buf = PyMem_Malloc(n + 1);
+    if (!buf) return PyErr_NoMemory();
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c != '\\' || i + 1 >= n) {
+            buf[o++] = c;
+            continue;
+        }
+        c = s[++i];
+        switch (c) {
+        case 'b': buf[o++] = '\b'; break;
+        case 'f': buf[o++] = '\f'; break;
+        case 'n': buf[o++] = '\n'; break;
+        case 'r': buf[o++] = '\r'; break;
+        case 't': buf[o++] = '\t'; break;
+        case 'u': {
+            unsigned cp = 0;
+            if (i + 4 >= n) { /* cut escape: cannot come from the writer */
+                buf[o++] = '?';
+                break;
+            }
+            for (int k = 1; k <= 4; k++) {
+                int h = hexval(s[i + (size_t)k]);
+                cp = cp * 16 + (unsigned)(h < 0 ? 0 : h);
+            }
+            i += 4;
+            /* the writer escapes only U+0000..U+009F: one to two bytes */
+            if (cp < 0x80) {
+                buf[o++] = (char)cp;
+            } else if (cp < 0x800) {
+                buf[o++] = (char)(0xC0 | (cp >> 6));
+                buf[o++] = (char)(0x80 | (cp & 0x3F));
+            } else {
+                buf[o++] = (char)(0xE0 | (cp >> 12));
+                buf[o++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+                buf[o++] = (char)(0x80 | (cp & 0x3F));
+            }
+            break;
+        }
+        default: buf[o++] = c; break; /* \" \\ \/ */
+        }
+    }
+    PyObject *r = PyUnicode_DecodeUTF8(buf, (Py_ssize_t)o, "replace");
+    PyMem_Free(buf);
+    return r;
+}
+
+/* Hex numbers come back as int (the documented difference). */
+static PyObject *json_scalar(const char *s, size_t n) {
+    if (n == 0) Py_RETURN_NONE;
+    if (s[0] == '"') {
+        if (n > 4 && s[1] == '0' && s[2] == 'x') {
+            uint64_t v = 0;
+            size_t i = 3;
+            for (; i + 1 < n; i++) {
+                int h = hexval(s[i]);
+                if (h < 0 || i > 18) break;
+                v = v << 4 | (uint64_t)h;
+            }
+            if (i + 1 == n) return PyLong_FromUnsignedLongLong(v);
+        }
+        if (n == 5 && !memcmp(s, "\"NaN\"", 5)) return PyFloat_FromDouble(Py_NAN);
+        if (n == 10 && !memcmp(s, "\"Infinity\"", 10)) return PyFloat_FromDouble(Py_HUGE_VAL);
+        if (n == 11 && !memcmp(s, "\"-Infinity\"", 11)) return PyFloat_FromDouble(-Py_HUGE_VAL);
+        return json_string(s, n);
+    }
+    if (n == 4 && !memcmp(s, "null", 4)) Py_RETURN_NONE;
+    if (n == 4 && !memcmp(s, "true", 4)) Py_RETURN_TRUE;
+    if (n == 5 && !memcmp(s, "false", 5)) Py_RETURN_FALSE;
+    char tmp[64];
+    if (n >= sizeof tmp) {
+        PyErr_SetString(PyExc_RuntimeError, "etwdecode: internal: JSON number too long");
+        return NULL;
+    }
+    memcpy(tmp, s, n);
+    tmp[n] = 0;
+    if (strpbrk(tmp, ".eE")) {
+        double d = PyOS_string_to_double(tmp, NULL, NULL);
+        if (d == -1.0 && PyErr_Occurred()) return NULL;
+        return PyFloat_FromDouble(d);
+    }
+    return PyLong_FromString(tmp, NULL, 10);
+}
+
+/* ------------------------------------------------------------------------ */
+/* the reader object                                                        */
+
+#define MAX_PENDING_DIAGS 64
+
+typedef struct Reader {
+    PyObject_HEAD
+    etw_reader *r;
+    etw_decoder *dec;
+    PyObject *path;          /* str, for messages */
+    etw_text scratch;
+    ptr_cache names;
+    str_cache strings;
+    int header_done;
+    int no_manifest_events;
+    int raw_always;
+    int finished;
+    int muted;
+    uint64_t max_events, returned;
+    /* problems met during the last step, warned about after it */
+    char *diag_msgs[MAX_PENDING_DIAGS];
+    int ndiags;
+    uint64_t diags_dropped;
+} Reader;
+
+static void keep_diag(Reader *self, const char *msg) {
+    if (self->muted) return;
+    if (self->ndiags == MAX_PENDING_DIAGS) {
+        self->diags_dropped++;
+        return;
+    }
+    size_t n = strlen(msg);
+    char *c = PyMem_RawMalloc(n + 1);
+    if (!c) {
+        self->diags_dropped++;
+        return;
+    }
+    memcpy(c, msg, n + 1);
+    self->diag_msgs[self->ndiags++] = c;
+}
+
+static void on_reader_diag(void *ctx, const etw_diag *d) {
+    Reader *self = ctx;
+    char buf[400];
+    snprintf(buf, sizeof buf, "offset 0x%llx: %s", (unsigned long long)d->file_offset, d->message);
+    keep_diag(self, buf);
+}
+
+static void on_decoder_diag(void *ctx, const etw_diag *d) { keep_diag(ctx, d->message); }
+
+/* Turn the problems kept into warnings. -1 when a warning became an error. */
+static int flush_diags(Reader *self) {
+    int rc = 0;
+    for (int i = 0; i < self->ndiags; i++) {
+        if (rc == 0 && PyErr_WarnFormat(EtwWarning, 1, "%U: %s", self->path, self->diag_msgs[i]) < 0) rc = -1;
+        PyMem_RawFree(self->diag_msgs[i]);
+    }
+    self->ndiags = 0;
+    if (rc == 0 && self->diags_dropped) {
+        if (PyErr_WarnFormat(EtwWarning, 1, "%U: %llu more problems not shown", self->path,
+                             (unsigned long long)self->diags_dropped) < 0)
+            rc = -1;
+        self->diags_dropped = 0;
+    }
+    return rc;
+}
+
+static PyObject *raise_status(Reader *self, etw_status s, const char *what) {
+    if (s == ETW_E_NOMEM) return PyErr_NoMemory();
+    PyErr_Format(EtwError, "%U: %s: %s", self->path, what, etw_strerror(s));
+    return NULL;
+}
+
+/* ---- pieces of an event ---- */
+
+/* The text the library's writers put in the scratch buffer, as an object. */
+static PyObject *scratch_scalar(Reader *self) {
+    if (etw_text_status(&self->scratch) != ETW_OK) return PyErr_NoMemory();
+    return json_scalar(self->scratch.data ? self->scratch.data : "", self->scratch.len);
+}
+
+static PyObject *guid_str(Reader *self, const etw_guid *g) {
+    uint64_t h = fnv1a(g, sizeof *g);
+    PyObject *o = str_cache_get(&self->strings, g, sizeof *g, h);
+    if (o) return o;
+    char s[ETW_GUID_STRING_SIZE];
+    etw_guid_format(g, s);
+    o = PyUnicode_FromStringAndSize(s, ETW_GUID_STRING_SIZE - 1);
+    if (o) str_cache_put(&self->strings, g, sizeof *g, h, o);
+    return o;
+}
+
+static PyObject *utf8_cached(Reader *self, const char *s, size_t n) {
+    uint64_t h = fnv1a(s, n);
+    PyObject *o = str_cache_get(&self->strings, s, n, h);
+    if (o) return o;
+    o = PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, "replace");
+    if (o) str_cache_put(&self->strings, s, n, h, o);
+    return o;
+}
+
+/* FILETIME -> int nanoseconds since the Unix epoch; None outside the range
+ * the JSON writer prints (it writes null there). */
+static PyObject *time_ns(int64_t ft) {
+    if (ft < 0 || ft > ETW_FILETIME_MAX) Py_RETURN_NONE;
+    int64_t d = ft - FILETIME_UNIX_EPOCH;
+    if (d <= INT64_MAX / 100 && d >= INT64_MIN / 100) return PyLong_FromLongLong(d * 100);
+    PyObject *a = PyLong_FromLongLong(d), *hundred = PyLong_FromLong(100);
+    PyObject *r = a && hundred ? PyNumber_Multiply(a, hundred) : NULL;
+    Py_XDECREF(a);
+    Py_XDECREF(hundred);
+    return r;
+}
+
+/* A FILETIME field as the JSON writer has it: RFC 3339 text, 0 -> None. */
+static PyObject *filetime_text(Reader *self, int64_t ft) {
+    if (ft == 0) Py_RETURN_NONE;
+    etw_text_clear(&self->scratch);
+    if (etw_text_filetime(&self->scratch, ft) != ETW_OK) Py_RETURN_NONE;
+    if (etw_text_status(&self->scratch) != ETW_OK) return PyErr_NoMemory();
+    return PyUnicode_FromStringAndSize(self->scratch.data, (Py_ssize_t)self->scratch.len);
+}
+
+static PyObject *utf16_str(const uint8_t *p, size_t n) {
+    int bo = -1; /* little-endian */
+    return PyUnicode_DecodeUTF16((const char *)p, (Py_ssize_t)(n & ~(size_t)1), "replace", &bo);
+}
+
+/* 8-bit text: UTF-8 when it is all valid UTF-8, else Latin-1. */
+static PyObject *ansi_str(const uint8_t *p, size_t n) {
+    if (etw_utf8_valid(p, n)) return PyUnicode_DecodeUTF8((const char *)p, (Py_ssize_t)n, "strict");
+    return PyUnicode_DecodeLatin1((const char *)p, (Py_ssize_t)n, NULL);
+}
+
+static int set_item(PyObject *d, int key, PyObject *v) {
+    if (!v) return -1;
+    int rc = PyDict_SetItem(d, g_keys[key], v);
+    Py_DECREF(v);
+    return rc;
+}
+
+static int set_named(PyObject *d, const char *name, PyObject *v) {
+    if (!v) return -1;
+    int rc = PyDict_SetItemString(d, name, v);
+    Py_DECREF(v);
+    return rc;
+}
+
+/* The value through the library's JSON writer (the rare forms). */
+static PyObject *value_via_json(Reader *self, const etw_value *v) {
+    etw_text_clear(&self->scratch);
+    etw_value_json(&self->scratch, v);
+    return scratch_scalar(self);
+}
+
+/* Integers, as integer_json() writes them (src/format/etw_fields_json.c). */
+static PyObject *integer_obj(Reader *self, const etw_value *v) {
+    const uint8_t *d = v->data;
+    uint32_t size = v->size;
+    uint16_t in = v->in_type, out = v->out_type;
+    uint64_t u;
+    switch (size) {
+    case 1: u = d[0]; break;
+    case 2: u = (uint64_t)d[0] | (uint64_t)d[1] << 8; break;
+    case 4: u = (uint64_t)d[0] | (uint64_t)d[1] << 8 | (uint64_t)d[2] << 16 | (uint64_t)d[3] << 24; break;
+    case 8: {
+        u = 0;
+        for (int i = 7; i >= 0; i--) u = u << 8 | d[i];
+        break;
+    }
+    default: Py_RETURN_NONE;
+    }
+    if (v->prop && v->prop->map && v->prop->map->entries && v->prop->map->count) return value_via_json(self, v);
+    switch (out) {
+    case ETW_OUTTYPE_BOOLEAN:
+        return PyBool_FromLong(u != 0);
+    case ETW_OUTTYPE_STRING:
+        if (size == 1) return ansi_str(d, 1);
+        if (size == 2) return utf16_str(d, 2);
+        break;
+    case ETW_OUTTYPE_HEXINT8:
+    case ETW_OUTTYPE_HEXINT16:
+    case ETW_OUTTYPE_HEXINT32:
+    case ETW_OUTTYPE_HEXINT64:
+    case ETW_OUTTYPE_HEXBINARY:
+    case ETW_OUTTYPE_CODE_POINTER:
+        return PyLong_FromUnsignedLongLong(u);
+    case ETW_OUTTYPE_IPV4:
+        if (size == 4) return value_via_json(self, v);
+        break;
+    case ETW_OUTTYPE_PORT:
+        if (size == 2) return PyLong_FromLong((long)(d[0] << 8 | d[1]));
+        break;
+    case ETW_OUTTYPE_DATETIME:
+    case ETW_OUTTYPE_DATETIME_UTC:
+    case ETW_OUTTYPE_CULTURE_INSENSITIVE_DATETIME:
+        if (size == 8) return value_via_json(self, v);
+        break;
+    default: break;
+    }
+    switch (in) {
+    case ETW_INTYPE_HEXINT32:
+    case ETW_INTYPE_HEXINT64:
+    case ETW_INTYPE_POINTER:
+    case ETW_INTYPE_SIZET:
+        return PyLong_FromUnsignedLongLong(u);
+    case ETW_INTYPE_INT8:
+    case ETW_INTYPE_INT16:
+    case ETW_INTYPE_INT32:
+    case ETW_INTYPE_INT64: break;
+    default:
+        if (out != ETW_OUTTYPE_BYTE && out != ETW_OUTTYPE_SHORT && out != ETW_OUTTYPE_INT &&
+            out != ETW_OUTTYPE_LONG)
+            return PyLong_FromUnsignedLongLong(u);
+    }
+    int64_t s;
+    switch (size) {
+    case 1: s = (int8_t)d[0]; break;
+    case 2: s = (int16_t)(uint16_t)u; break;
+    case 4: s = (int32_t)(uint32_t)u; break;
+    default: s = (int64_t)u; break;
+    }
+    return PyLong_FromLongLong(s);
+}
+
+/* One SCALAR or UNSUPPORTED value, as etw_value_json() writes it. */
+static PyObject *value_obj(Reader *self, const etw_value *v) {
+    if (v->kind == ETW_VALUE_UNSUPPORTED) {
+        PyObject *o = PyDict_New();
+        if (!o) return NULL;
+        if (set_item(o, K_UNSUPPORTED, PyUnicode_FromString(etw_intype_name(v->in_type))) < 0 ||
+            set_item(o, K_RAW, PyBytes_FromStringAndSize((const char *)v->data, v->data ? v->size : 0)) < 0) {
+            Py_DECREF(o);
+            return NULL;
+        }
+        return o;
+    }
+    if (v->kind != ETW_VALUE_SCALAR || (v->size && !v->data)) Py_RETURN_NONE;
+    if (v->prop && (v->prop->flags & ETW_PROP_CUSTOM_SIZED))
+        return PyBytes_FromStringAndSize((const char *)v->data, v->size);
+    switch (v->in_type) {
+    case ETW_INTYPE_UNICODESTRING:
+    case ETW_INTYPE_MANIFEST_COUNTEDSTRING:
+    case ETW_INTYPE_COUNTEDSTRING:
+    case ETW_INTYPE_REVERSEDCOUNTEDSTRING:
+    case ETW_INTYPE_NONNULLTERMINATEDSTRING:
+        return utf16_str(v->data, v->size);
+    case ETW_INTYPE_ANSISTRING:
+    case ETW_INTYPE_MANIFEST_COUNTEDANSISTRING:
+    case ETW_INTYPE_COUNTEDANSISTRING:
+    case ETW_INTYPE_REVERSEDCOUNTEDANSISTRING:
+    case ETW_INTYPE_NONNULLTERMINATEDANSISTRING:
+        if (v->out_type == ETW_OUTTYPE_UTF8 || v->out_type == ETW_OUTTYPE_XML || v->out_type == ETW_OUTTYPE_JSON)
+            return value_via_json(self, v); /* ill-formed bytes: the writer's U+FFFD rule */
+        return ansi_str(v->data, v->size);
+    case ETW_INTYPE_INT8:
+    case ETW_INTYPE_UINT8:
+    case ETW_INTYPE_INT16:
+    case ETW_INTYPE_UINT16:
+    case ETW_INTYPE_INT32:
+    case ETW_INTYPE_UINT32:
+    case ETW_INTYPE_INT64:
+    case ETW_INTYPE_UINT64:
+    case ETW_INTYPE_HEXINT32:
+    case ETW_INTYPE_HEXINT64:
+    case ETW_INTYPE_POINTER:
+    case ETW_INTYPE_SIZET:
+    case ETW_INTYPE_UNICODECHAR:
+    case ETW_INTYPE_ANSICHAR:
+        return integer_obj(self, v);
+    case ETW_INTYPE_FLOAT:
+        /* the shortest text that reads back as the float, as JSON has it */
+        return value_via_json(self, v);
+    case ETW_INTYPE_DOUBLE:
+        if (v->size == 8) {
+            uint64_t b = 0;
+            for (int i = 7; i >= 0; i--) b = b << 8 | v->data[i];
+            double f;
+            memcpy(&f, &b, sizeof f);
+            return PyFloat_FromDouble(f);
+        }
+        Py_RETURN_NONE;
+    case ETW_INTYPE_BOOLEAN:
+        if (v->size == 4)
+            return PyBool_FromLong((v->data[0] | v->data[1] | v->data[2] | v->data[3]) != 0);
+        Py_RETURN_NONE;
+    case ETW_INTYPE_BINARY:
+    case ETW_INTYPE_MANIFEST_COUNTEDBINARY:
+    case ETW_INTYPE_HEXDUMP:
+        if (v->out_type == ETW_OUTTYPE_IPV6 || v->out_type == ETW_OUTTYPE_IPV4 ||
+            v->out_type == ETW_OUTTYPE_SOCKETADDRESS) {
+            etw_text_clear(&self->scratch);
+            etw_value_json(&self->scratch, v);
+            /* an address the writer could not read falls back to hex text: bytes */
+            if (self->scratch.len >= 2 && self->scratch.data[0] == '"' &&
+                (v->out_type != ETW_OUTTYPE_SOCKETADDRESS || memchr(self->scratch.data, ':', self->scratch.len) ||
+                 memchr(self->scratch.data, '.', self->scratch.len)))
+                if (!(v->out_type == ETW_OUTTYPE_IPV6 && v->size != 16) &&
+                    !(v->out_type == ETW_OUTTYPE_IPV4 && v->size != 4))
+                    return scratch_scalar(self);
+        }
+        return PyBytes_FromStringAndSize((const char *)v->data, v->size);
+    default:
+        return value_via_json(self, v); /* GUID, FILETIME, SYSTEMTIME, SID, WBEMSID, unknown */
+    }
+}
+
+/* The "fields" of an event with a payload schema. */
+static PyObject *fields_obj(Reader *self, const etw_schema *s, const etw_event *ev) {
+    etw_decode_cursor c;
+    etw_value v;
+    PyObject *stack[ETW_DECODE_MAX_DEPTH + 2];
+    int is_list[ETW_DECODE_MAX_DEPTH + 2];
+    int top = 0;
+    stack[0] = PyDict_New();
+    if (!stack[0]) return NULL;
+    is_list[0] = 0;
+    if (etw_decoder_begin(self->dec, ev, s, &c) != ETW_OK) return stack[0];
+    while (etw_decode_next(&c, &v) == ETW_OK) {
+        if (v.kind == ETW_VALUE_STRUCT_END || v.kind == ETW_VALUE_ARRAY_END) {
+            if (top > 0) top--;
+            continue;
+        }
+        PyObject *o;
+        int open = 0;
+        if (v.kind == ETW_VALUE_STRUCT_BEGIN || v.kind == ETW_VALUE_ARRAY_BEGIN) {
+            o = v.kind == ETW_VALUE_ARRAY_BEGIN ? PyList_New(0) : PyDict_New();
+            open = top + 1 < (int)(sizeof stack / sizeof stack[0]);
+        } else {
+            o = value_obj(self, &v);
+        }
+        if (!o) goto fail;
+        int rc;
+        if (is_list[top]) {
+            rc = PyList_Append(stack[top], o);
+        } else {
+            PyObject *name = cached_name(&self->names, v.name ? v.name : "");
+            rc = name ? PyDict_SetItem(stack[top], name, o) : -1;
+            Py_XDECREF(name);
+        }
+        if (rc < 0) {
+            Py_DECREF(o);
+            goto fail;
+        }
+        if (open) {
+            top++;
+            stack[top] = o; /* borrowed: the parent holds it */
+            is_list[top] = v.kind == ETW_VALUE_ARRAY_BEGIN;
+        }
+        Py_DECREF(o);
+    }
+    return stack[0];
+fail:
+    Py_DECREF(stack[0]);
+    return NULL;
+}
+
+static PyObject *logfile_obj(Reader *self) {
+    const etw_logfile_header *h = etw_reader_logfile(self->r);
+    PyObject *d = PyDict_New();
+    if (!d) return NULL;
+    if (set_named(d, "BufferSize", PyLong_FromUnsignedLong(h->buffer_size)) < 0 ||
+        set_named(d, "Version", PyLong_FromUnsignedLong(h->version)) < 0 ||
+        set_named(d, "ProviderVersion", PyLong_FromUnsignedLong(h->provider_version)) < 0 ||
+        set_named(d, "NumberOfProcessors", PyLong_FromUnsignedLong(h->number_of_processors)) < 0 ||
+        set_named(d, "EndTime", filetime_text(self, h->end_time)) < 0 ||
+        set_named(d, "TimerResolution", PyLong_FromUnsignedLong(h->timer_resolution)) < 0 ||
+        set_named(d, "MaxFileSize", PyLong_FromUnsignedLong(h->maximum_file_size)) < 0 ||
+        set_named(d, "LogFileMode", PyLong_FromUnsignedLong(h->log_file_mode)) < 0 ||
+        set_named(d, "BuffersWritten", PyLong_FromUnsignedLong(h->buffers_written)) < 0 ||
+        set_named(d, "StartBuffers", PyLong_FromUnsignedLong(h->start_buffers)) < 0 ||
+        set_named(d, "PointerSize", PyLong_FromUnsignedLong(h->pointer_size)) < 0 ||
+        set_named(d, "EventsLost", PyLong_FromUnsignedLong(h->events_lost)) < 0 ||
+        set_named(d, "CPUSpeed", PyLong_FromUnsignedLong(h->cpu_speed_mhz)) < 0 ||
+        set_named(d, "BootTime", filetime_text(self, h->boot_time)) < 0 ||
+        set_named(d, "PerfFreq", PyLong_FromLongLong(h->perf_freq)) < 0 ||
+        set_named(d, "StartTime", filetime_text(self, h->start_time)) < 0 ||
+        set_named(d, "ReservedFlags", PyLong_FromUnsignedLong(h->reserved_flags)) < 0 ||
+        set_named(d, "BuffersLost", PyLong_FromUnsignedLong(h->buffers_lost)) < 0 ||
+        set_named(d, "SessionName", utf16_str(h->session_name, h->session_name_bytes)) < 0 ||
+        set_named(d, "LogFileName", utf16_str(h->logfile_name, h->logfile_name_bytes)) < 0 ||
+        set_named(d, "UtcOffsetMinutes", PyLong_FromLong(h->timezone_bias)) < 0) {
+        Py_DECREF(d);
+        return NULL;
+    }
+    return d;
+}
+
+static PyObject *manifest_obj(const etw_event *ev) {
+    etw_es_envelope e;
+    if (etw_es_envelope_read(ev, &e) != ETW_OK) return NULL;
+    return Py_BuildValue("{s:i,s:i,s:i,s:i,s:i,s:i,s:k}", "Format", e.format, "MajorVersion", e.major,
+                         "MinorVersion", e.minor, "Magic", e.magic, "TotalChunks", e.total_chunks,
+                         "ChunkNumber", e.chunk_number, "PayloadLength", (unsigned long)e.payload_length);
+}
+
+static int ext_items(Reader *self, PyObject *d, const etw_event *ev) {
+    etw_ext_item it;
+    uint32_t pos = 0;
+    int stack_done = 0;
+    while (etw_event_next_ext(ev, &pos, &it) == ETW_OK) {
+        switch (it.type) {
+        case ETW_EXT_RELATED_ACTIVITYID:
+        case ETW_EXT_CONTAINER_ID:
+            if (it.size >= 16) {
+                etw_guid g = etw_guid_read(it.data);
+                if (!etw_guid_is_zero(&g) &&
+                    set_item(d, it.type == ETW_EXT_CONTAINER_ID ? K_CONTAINER_ID : K_RELATED_ACTIVITY_ID,
+                             guid_str(self, &g)) < 0)
+                    return -1;
+            }
+            break;
+        case ETW_EXT_STACK_TRACE32:
+        case ETW_EXT_STACK_TRACE64: {
+            /* u64 MatchId, then 4- or 8-byte addresses (evntcons.h) */
+            if (stack_done || it.size < 8) break;
+            stack_done = 1;
+            uint32_t w = it.type == ETW_EXT_STACK_TRACE64 ? 8 : 4;
+            PyObject *l = PyList_New(0);
+            if (!l) return -1;
+            for (uint32_t o = 8; o + w <= it.size; o += w) {
+                uint64_t a = 0;
+                for (int i = (int)w - 1; i >= 0; i--) a = a << 8 | it.data[o + (uint32_t)i];
+                PyObject *x = PyLong_FromUnsignedLongLong(a);
+                if (!x || PyList_Append(l, x) < 0) {
+                    Py_XDECREF(x);
+                    Py_DECREF(l);
+                    return -1;
+                }
+                Py_DECREF(x);
+            }
+            if (set_item(d, K_STACK, l) < 0) return -1;
+            break;
+        }
+        default: break;
+        }
+    }
+    return 0;
+}
+
+/* Provider and event names when no schema names them: the library's
+ * fallback rules, written as JSON strings. */
+static PyObject *fallback_name(Reader *self, const etw_event *ev, int event) {
+    etw_text_clear(&self->scratch);
+    if (event)
+        etw_names_event(&self->scratch, ev);
+    else
+        etw_names_provider(&self->scratch, ev);
+    if (etw_text_status(&self->scratch) != ETW_OK) return PyErr_NoMemory();
+    uint64_t h = fnv1a(self->scratch.data, self->scratch.len);
+    PyObject *o = str_cache_get(&self->strings, self->scratch.data, self->scratch.len, h);
+    if (o) return o;
+    o = json_string(self->scratch.data, self->scratch.len);
+    if (o) str_cache_put(&self->strings, self->scratch.data, self->scratch.len, h, o);
+    return o;
+}
+
+static PyObject *id_obj(uint32_t v) { return v == ETW_NO_ID ? PyLong_FromLong(-1) : PyLong_FromUnsignedLong(v); }
+
+/* The event as a dict. */
+static PyObject *event_obj(Reader *self, const etw_event *ev) {
+    const etw_schema *schema = NULL;
+    const char *error = NULL;
+    if (!ev->is_logfile_header) etw_decoder_resolve(self->dec, ev, &schema, &error);
+    PyObject *d = PyDict_New();
+    if (!d) return NULL;
+    const char *pname;
+    size_t plen;
+    PyObject *prov;
+    if (etw_decoder_provider_name(ev, schema, &pname, &plen) == ETW_OK)
+        prov = schema && pname == schema->provider_name ? cached_name(&self->names, pname)
+                                                        : utf8_cached(self, pname, plen);
+    else
+        prov = fallback_name(self, ev, 0);
+    if (set_item(d, K_TIME, time_ns(ev->timestamp)) < 0 || set_item(d, K_PROVIDER, prov) < 0 ||
+        set_item(d, K_PROVIDER_GUID, guid_str(self, &ev->provider)) < 0 ||
+        set_item(d, K_EVENT, schema && schema->event_name ? cached_name(&self->names, schema->event_name)
+                                                          : fallback_name(self, ev, 1)) < 0 ||
+        set_item(d, K_ID, PyLong_FromLong(ev->id)) < 0 ||
+        set_item(d, K_VERSION, PyLong_FromLong(ev->version)) < 0 ||
+        set_item(d, K_LEVEL, PyLong_FromLong(ev->level)) < 0 ||
+        set_item(d, K_OPCODE, PyLong_FromLong(ev->opcode)) < 0 ||
+        set_item(d, K_TASK, PyLong_FromLong(ev->task)) < 0 ||
+        set_item(d, K_CHANNEL, PyLong_FromLong(ev->channel)) < 0 ||
+        set_item(d, K_KEYWORDS, PyLong_FromUnsignedLongLong(ev->keywords)) < 0 ||
+        set_item(d, K_PID, id_obj(ev->pid)) < 0 || set_item(d, K_TID, id_obj(ev->tid)) < 0 ||
+        set_item(d, K_CPU, PyLong_FromLong(ev->cpu)) < 0 ||
+        set_item(d, K_DATA_LEN, PyLong_FromUnsignedLong(ev->user_data_len)) < 0)
+        goto fail;
+    if (ev->has_activity_id && !etw_guid_is_zero(&ev->activity_id) &&
+        set_item(d, K_ACTIVITY_ID, guid_str(self, &ev->activity_id)) < 0)
+        goto fail;
+    if (ev->ext_count && ext_items(self, d, ev) < 0) goto fail;
+    int decoded = 0;
+    PyObject *fields = NULL;
+    if (ev->is_logfile_header) {
+        fields = logfile_obj(self);
+        decoded = 1;
+    } else if (schema && etw_decoder_is_manifest_event(ev) && (fields = manifest_obj(ev)) != NULL) {
+        decoded = 1;
+    } else if (schema) {
+        if (PyErr_Occurred()) goto fail;
+        fields = fields_obj(self, schema, ev);
+        decoded = 1;
+    } else {
+        fields = PyDict_New();
+    }
+    if (set_item(d, K_FIELDS, fields) < 0) goto fail;
+    if (error && set_item(d, K_ERROR, PyUnicode_DecodeUTF8(error, (Py_ssize_t)strlen(error), "replace")) < 0)
+        goto fail;
+    if ((self->raw_always || !decoded) && (ev->user_data_len || error) &&
+        set_item(d, K_RAW, PyBytes_FromStringAndSize((const char *)ev->user_data, ev->user_data_len)) < 0)
+        goto fail;
+    return d;
+fail:
+    Py_DECREF(d);
+    return NULL;
+}
+
+/* ---- construction ---- */
+
+static void Reader_dealloc(Reader *self) {
+    if (self->dec) etw_decoder_free(self->dec);
+    if (self->r) etw_reader_close(self->r);
+    etw_text_free(&self->scratch);
+    ptr_cache_clear(&self->names);
+    str_cache_clear(&self->strings);
+    for (int i = 0; i < self->ndiags; i++) PyMem_RawFree(self->diag_msgs[i]);
+    Py_XDECREF(self->path);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int open_error(PyObject *path, etw_status s, int err) {
+    if (s == ETW_E_IO) {
+        errno = err;
+        PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, path);
+    } else if (s == ETW_E_NOT_ETL) {
+        PyErr_Format(EtwError, "%U: not an ETL file (no buffer header and log-file header at offset 0)", path);
+    } else if (s == ETW_E_NOMEM) {
+        PyErr_NoMemory();
+    } else {
+        PyErr_Format(EtwError, "%U: %s", path, etw_strerror(s));
+    }
+    return -1;
+}
+
+/* Reader(path, manifests=(), *, raw=False, no_manifest_events=False,
+ *        max_events=0, file_order=False, range=None, learn=None) */
+static int Reader_init(Reader *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"path", "manifests", "raw", "no_manifest_events", "max_events",
+                             "file_order", "range", "learn", "no_decode", "filters", NULL};
+    PyObject *path_obj, *manifests = NULL, *range = Py_None, *learn = Py_None, *filters = Py_None;
+    int raw = 0, no_me = 0, file_order = 0, no_decode = 0;
+    unsigned long long max_events = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|O$ppKpOOpO", kwlist, PyUnicode_FSDecoder, &path_obj,
+                                     &manifests, &raw, &no_me, &max_events, &file_order, &range, &learn,
+                                     &no_decode, &filters))
+        return -1;
+    if (filters != Py_None && PyObject_IsTrue(filters)) {
+        Py_DECREF(path_obj);
+        PyErr_SetString(PyExc_NotImplementedError, "filters: this build has no etw_filter");
+        return -1;
+    }
+    Py_XSETREF(self->path, path_obj);
+    self->raw_always = raw;
+    self->no_manifest_events = no_me;
+    self->max_events = max_events;
+    etw_text_init(&self->scratch, NULL);
+
+    PyObject *fs = PyUnicode_EncodeFSDefault(self->path);
+    if (!fs) return -1;
+    etw_reader_options ro;
+    memset(&ro, 0, sizeof ro);
+    ro.on_diag = on_reader_diag;
+    ro.diag_ctx = self;
+    ro.file_order = file_order;
+    etw_status s;
+    int err;
+    Py_BEGIN_ALLOW_THREADS
+    errno = 0;
+    s = etw_reader_open_file(&self->r, PyBytes_AS_STRING(fs), &ro);
+    err = errno;
+    Py_END_ALLOW_THREADS
+    Py_DECREF(fs);
+    if (s != ETW_OK) return open_error(self->path, s, err);
+
+    if (no_decode) return flush_diags(self);
+    etw_decoder_options dopt;
+    memset(&dopt, 0, sizeof dopt);
+    dopt.on_diag = on_decoder_diag;
+    dopt.diag_ctx = self;
+    s = etw_decoder_new(&self->dec, &dopt);
+    if (s != ETW_OK) return PyErr_NoMemory(), -1;
+
+    if (manifests && manifests != Py_None) {
+        PyObject *it = PyObject_GetIter(manifests);
+        if (!it) return -1;
+        PyObject *m;
+        while ((m = PyIter_Next(it)) != NULL) {
+            PyObject *mb = NULL;
+            if (!PyUnicode_FSConverter(m, &mb)) {
+                Py_DECREF(m);
+                Py_DECREF(it);
+                return -1;
+            }
+            errno = 0;
+            s = etw_decoder_add_manifest(self->dec, PyBytes_AS_STRING(mb), NULL);
+            err = errno;
+            Py_DECREF(mb);
+            if (s == ETW_E_IO) {
+                errno = err ? err : ENOENT;
+                PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, m);
+                Py_DECREF(m);
+                Py_DECREF(it);
+                return -1;
+            }
+            /* a malformed manifest is reported (with its line) as a warning,
+             * and the others still load, as etwdump does */
+            Py_DECREF(m);
+        }
+        Py_DECREF(it);
+        if (PyErr_Occurred()) return -1;
+    }
+    if (flush_diags(self) < 0) return -1;
+
+    if (learn == Py_None) {
+        self->muted = 1; /* the same problems come again during iteration */
+        Py_BEGIN_ALLOW_THREADS
+        s = etw_decoder_prescan(self->dec, self->r);
+        Py_END_ALLOW_THREADS
+        self->muted = 0;
+        if (s != ETW_OK) return raise_status(self, s, "reading the trace"), -1;
+    } else {
+        /* (buffer_file_offset, record_offset) of the schema records to learn */
+        PyObject *seq = PySequence_Fast(learn, "learn must be a sequence of (buffer offset, record offset)");
+        if (!seq) return -1;
+        for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
+            unsigned long long bo;
+            unsigned int ro_;
+            if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "KI", &bo, &ro_)) {
+                Py_DECREF(seq);
+                return -1;
+            }
+            etw_event ev;
+            s = etw_reader_event_at(self->r, bo, ro_, &ev);
+            if (s == ETW_OK) s = etw_decoder_learn(self->dec, &ev);
+            if (s != ETW_OK) {
+                Py_DECREF(seq);
+                PyErr_Format(EtwError, "%U: schema record at buffer 0x%llx + 0x%x: %s", self->path, bo, ro_,
+                             etw_strerror(s));
+                return -1;
+            }
+        }
+        Py_DECREF(seq);
+        self->muted = 1;
+        flush_diags(self);
+        self->muted = 0;
+    }
+    if (range != Py_None) {
+        long long from, to;
+        if (!PyArg_ParseTuple(range, "LL", &from, &to)) return -1;
+        s = etw_reader_set_range(self->r, from, to);
+        if (s != ETW_OK) {
+            PyErr_Format(PyExc_ValueError, "%U: range (%lld, %lld): %s", self->path, from, to, etw_strerror(s));
+            return -1;
+        }
+    }
+    return flush_diags(self);
+}
+
+static PyObject *Reader_iternext(Reader *self) {
+    if (self->finished || !self->r) return NULL;
+    if (self->max_events && self->returned >= self->max_events) goto end;
+    for (;;) {
+        etw_event ev;
+        etw_status s = etw_reader_next(self->r, &ev);
+        if (s != ETW_OK) {
+            if (flush_diags(self) < 0) return NULL;
+            if (s != ETW_END) return raise_status(self, s, "reading the trace");
+            goto end;
+        }
+        if (!self->dec) {
+            PyErr_SetString(PyExc_TypeError, "this reader does not decode (no_decode=True)");
+            return NULL;
+        }
+        if (self->no_manifest_events && etw_decoder_is_manifest_event(&ev)) {
+            etw_decoder_learn(self->dec, &ev); /* still learned from */
+            continue;
+        }
+        PyObject *o = event_obj(self, &ev);
+        if (self->ndiags && flush_diags(self) < 0) {
+            Py_XDECREF(o);
+            return NULL;
+        }
+        if (o) self->returned++;
+        return o;
+    }
+end:
+    self->finished = 1;
+    if (self->dec) etw_decoder_finish(self->dec);
+    if (flush_diags(self) < 0) return NULL;
+    return NULL;
+}
+
+/* stats(): what the reader and decoder counted so far. */
+static PyObject *Reader_stats(Reader *self, PyObject *unused) {
+    (void)unused;
+    const etw_reader_stats *st = etw_reader_stats_get(self->r);
+    const etw_logfile_header *h = etw_reader_logfile(self->r);
+    PyObject *forms = PyDict_New();
+    if (!forms) return NULL;
+    for (int f = 0; f < ETW_FORM_COUNT_; f++)
+        if (st->events_by_form[f] &&
+            set_named(forms, etw_header_form_name((etw_header_form)f),
+                      PyLong_FromUnsignedLongLong(st->events_by_form[f])) < 0) {
+            Py_DECREF(forms);
+            return NULL;
+        }
+    PyObject *session = utf16_str(h->session_name, h->session_name_bytes);
+    PyObject *logfile = utf16_str(h->logfile_name, h->logfile_name_bytes);
+    PyObject *r = Py_BuildValue(
+        "{s:N,s:N,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:N,s:N,s:N,s:I,s:I,s:I,s:I,s:I,s:I,s:L,s:I,s:I}",
+        "session", session, "logfile", logfile, "buffers", st->buffers, "buffers_compressed",
+        st->buffers_compressed, "buffers_skipped", st->buffers_skipped, "buffers_lost_flag",
+        st->buffers_lost_flag, "events", st->events, "records_skipped", st->records_skipped, "problems",
+        st->problems, "bytes_decompressed", st->bytes_decompressed, "events_by_form", forms, "first_time",
+        time_ns(st->first_timestamp), "last_time", time_ns(st->last_timestamp), "version", h->version,
+        "os_build", h->provider_version, "pointer_size", h->pointer_size, "processors",
+        h->number_of_processors, "events_lost", h->events_lost, "buffers_lost", h->buffers_lost, "perf_freq",
+        (long long)h->perf_freq, "clock", h->reserved_flags, "cpu_speed_mhz", h->cpu_speed_mhz);
+    return r;
+}
+
+static PyObject *Reader_enter(PyObject *self, PyObject *unused) {
+    (void)unused;
+    Py_INCREF(self);
+    return self;
+}
+
+static PyObject *Reader_close(Reader *self, PyObject *unused) {
+    (void)unused;
+    if (self->dec) etw_decoder_free(self->dec);
+    if (self->r) etw_reader_close(self->r);
+    self->dec = NULL;
+    self->r = NULL;
+    self->finished = 1;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Reader_exit(Reader *self, PyObject *args) {
+    (void)args;
+    return Reader_close(self, NULL);
+}
+
+/* _scan(): one pass without decoding payloads: a list of (provider_guid,
+ * kernel, count) as etwdump --stats counts them, and the places of the
+ * schema records [(buffer offset, record offset, order time, is_chunk)]. */
+static PyObject *Reader_scan(Reader *self, PyObject *unused) {
+    (void)unused;
+    if (!self->r) return raise_status(self, ETW_E_INVALID_ARG, "closed");
+    PyObject *counts = PyDict_New(), *places = PyList_New(0);
+    if (!counts || !places) goto fail;
+    etw_event ev;
+    etw_status s;
+    while ((s = etw_reader_next(self->r, &ev)) == ETW_OK) {
+        int kernel = ev.form == ETW_FORM_SYSTEM || ev.form == ETW_FORM_COMPACT || ev.form == ETW_FORM_PERFINFO ||
+                     ev.is_logfile_header;
+        PyObject *g = guid_str(self, &ev.provider);
+        PyObject *k = g ? Py_BuildValue("(NO)", g, kernel ? Py_True : Py_False) : NULL;
+        if (!k) goto fail;
+        PyObject *n = PyDict_GetItemWithError(counts, k);
+        PyObject *n1 = n ? PyLong_FromUnsignedLongLong(PyLong_AsUnsignedLongLong(n) + 1) : PyLong_FromLong(1);
+        if (!n1 || PyDict_SetItem(counts, k, n1) < 0) {
+            Py_XDECREF(n1);
+            Py_DECREF(k);
+            goto fail;
+        }
+        Py_DECREF(n1);
+        Py_DECREF(k);
+        if (etw_decoder_is_schema_event(&ev)) {
+            PyObject *p = Py_BuildValue("(KILO)", (unsigned long long)ev.buffer_file_offset, ev.record_offset,
+                                        (long long)etw_reader_order_time(self->r),
+                                        etw_decoder_is_manifest_event(&ev) ? Py_True : Py_False);
+            if (!p || PyList_Append(places, p) < 0) {
+                Py_XDECREF(p);
+                goto fail;
+            }
+            Py_DECREF(p);
+        }
+    }
+    if (flush_diags(self) < 0) goto fail;
+    if (s != ETW_END) {
+        raise_status(self, s, "reading the trace");
+        goto fail;
+    }
+    return Py_BuildValue("(NN)", counts, places);
+fail:
+    Py_XDECREF(counts);
+    Py_XDECREF(places);
+    return NULL;
+}
+
+/* _split(n): time boundaries of at most n ranges of about equal bytes. */
+static PyObject *Reader_split(Reader *self, PyObject *arg) {
+    unsigned long n = PyLong_AsUnsignedLong(arg);
+    if (PyErr_Occurred()) return NULL;
+    if (n == 0 || n > 1000000) {
+        PyErr_SetString(PyExc_ValueError, "split: n must be 1..1000000");
+        return NULL;
+    }
+    int64_t *b = PyMem_Calloc(n + 1, sizeof *b);
+    if (!b) return PyErr_NoMemory();
+    uint32_t count = 0;
+    etw_status s = etw_reader_split(self->r, (uint32_t)n, b, &count);
+    PyObject *l = NULL;
+    if (s == ETW_OK && (l = PyList_New(count + 1)) != NULL)
+        for (uint32_t i = 0; i <= count; i++) PyList_SET_ITEM(l, i, PyLong_FromLongLong(b[i]));
+    PyMem_Free(b);
+    if (s != ETW_OK) return raise_status(self, s, "split");
+    if (flush_diags(self) < 0) {
+        Py_XDECREF(l);
+        return NULL;
+    }
+    return l;
+}
+
+/* _schemas(): the schemas the decoder knows after iteration, as a list of
+ * dicts (provider, provider_guid, event, id, version, opcode, task, source,
+ * fields: [(name, in_type, out_type)]). */
+static PyObject *Reader_schemas(Reader *self, PyObject *unused);
+
+static PyMethodDef Reader_methods[] = {
+    {"stats", (PyCFunction)Reader_stats, METH_NOARGS, "What the reader counted so far."},
+    {"close", (PyCFunction)Reader_close, METH_NOARGS, "Close the trace."},
+    {"__enter__", Reader_enter, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)Reader_exit, METH_VARARGS, NULL},
+    {"_scan", (PyCFunction)Reader_scan, METH_NOARGS, "Counts by provider and schema-record places."},
+    {"_split", (PyCFunction)Reader_split, METH_O, "Time boundaries of about equal byte ranges."},
+    {"_schemas", (PyCFunction)Reader_schemas, METH_NOARGS, "Schemas seen."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject ReaderType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "etwdecode._native.Reader",
+    .tp_basicsize = sizeof(Reader),
+    .tp_dealloc = (destructor)Reader_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Events of one .etl trace, as dicts (see etwdecode.open).",
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = (iternextfunc)Reader_iternext,
+    .tp_methods = Reader_methods,
+    .tp_init = (initproc)Reader_init,
+    .tp_new = PyType_GenericNew,
+};
+
+static PyObject *Reader_schemas(Reader *self, PyObject *unused) {
+    (void)unused;
+    (void)self;
+    PyErr_SetString(PyExc_NotImplementedError, "schemas");
+    return NULL;
+}
+
+static PyModuleDef native_module = {
+    PyModuleDef_HEAD_INIT, .m_name = "etwdecode._native",
+    .m_doc = "libetwdecode for Python: the native half of the etwdecode package.", .m_size = -1,
+};
+
+PyMODINIT_FUNC PyInit__native(void) {
+    for (int i = 0; i < K_COUNT_; i++) {
+        g_keys[i] = PyUnicode_InternFromString(k_key_names[i]);
+        if (!g_keys[i]) return NULL;
+    }
+    if (PyType_Ready(&ReaderType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&native_module);
+    if (!m) return NULL;
+    EtwError = PyErr_NewExceptionWithDoc("etwdecode.Error",
+                                         "A trace or manifest that cannot be read: the message names the file "
+                                         "and what is wrong.",
+                                         PyExc_ValueError, NULL);
+    EtwWarning = PyErr_NewExceptionWithDoc("etwdecode.DamageWarning",
+                                           "Damaged data skipped while reading (the message names the file and "
+                                           "offset); reading goes on.",
+                                           PyExc_UserWarning, NULL);
+    if (!EtwError || !EtwWarning) return NULL;
+    Py_INCREF(&ReaderType);
+    if (PyModule_AddObject(m, "Reader", (PyObject *)&ReaderType) < 0 ||
+        PyModule_AddObject(m, "Error", EtwError) < 0 || PyModule_AddObject(m, "DamageWarning", EtwWarning) < 0 ||
+        PyModule_AddStringConstant(m, "library_version", etw_version_string()) < 0)
+        return NULL;
+    Py_INCREF(EtwError);
+    Py_INCREF(EtwWarning);
+    return m;
+}

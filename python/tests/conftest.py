@@ -1,0 +1,51 @@
+"""Shared setup of the Python tests: where etwdump and the traces are, and
+etwdump's own output to compare with (run once per trace and options)."""
+import functools
+import json
+import os
+import subprocess
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+DATA = os.environ.get("ETW_TEST_DATA", os.path.join(ROOT, "tests", "data"))
+ETWDUMP = os.environ.get("ETWDUMP", os.path.join(ROOT, "build", "etwdump"))
+
+TRACES = sorted(f for f in os.listdir(DATA) if f.endswith(".etl"))
+
+#: manifests each trace is decoded with (as the etwdump tests do)
+MANIFESTS = {
+    "HTTP_Server.etl": [os.path.join(DATA, "HTTP_Server.man")],
+    "net.4.5.2.x64.etl": [os.path.join(DATA, "ClrEtwAll.man")],
+    "gcevents.etl": [os.path.join(DATA, "ClrEtwAll.man")],
+}
+
+
+def trace(name):
+    return os.path.join(DATA, name)
+
+
+@functools.lru_cache(maxsize=None)
+def etwdump_lines(name, *options):
+    args = [ETWDUMP, *options]
+    for m in MANIFESTS.get(name, []):
+        args += ["-m", m]
+    p = subprocess.run(args + [trace(name)], capture_output=True, timeout=600)
+    assert p.returncode in (0, 1), p.stderr.decode("utf-8", "replace")
+    return p.stdout.decode("utf-8").splitlines()
+
+
+def etwdump_events(name, *options):
+    return [json.loads(line) for line in etwdump_lines(name, *options)]
+
+
+@functools.lru_cache(maxsize=None)
+def etwdump_text(*args):
+    p = subprocess.run([ETWDUMP, *args], capture_output=True, timeout=600)
+    return p.returncode, p.stdout.decode("utf-8"), p.stderr.decode("utf-8", "replace")
+
+
+@pytest.fixture(scope="session")
+def data_dir():
+    return DATA

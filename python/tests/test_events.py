@@ -1,0 +1,149 @@
+"""etwdecode.open(): events equal etwdump's JSON lines for every trace in
+tests/data, modulo the documented type differences (docs/python.md)."""
+import datetime as dt
+import math
+import os
+import re
+import shutil
+import warnings
+
+import pytest
+
+import etwdecode
+from conftest import MANIFESTS, TRACES, etwdump_events, trace
+
+
+def json_time_ns(t):
+    m = re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.(\d{7})Z", t)
+    assert m, t
+    base = dt.datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S").replace(tzinfo=dt.timezone.utc)
+    return int(base.timestamp()) * 10**9 + int(m.group(2)) * 100
+
+
+def same(py, js, where):
+    """py (etwdecode's value) is js (json.loads of etwdump's) but for the
+    documented type differences: int for "0x..." strings, bytes for hex
+    strings, float NaN/Infinity for their strings."""
+    if isinstance(py, dict):
+        assert isinstance(js, dict), where
+        assert list(py) == list(js), "%s: keys %r != %r" % (where, list(py), list(js))
+        for k in py:
+            same(py[k], js[k], "%s.%s" % (where, k))
+    elif isinstance(py, list):
+        assert isinstance(js, list) and len(py) == len(js), where
+        for i, (a, b) in enumerate(zip(py, js)):
+            same(a, b, "%s[%d]" % (where, i))
+    elif isinstance(py, bool) or py is None:
+        assert py is js, "%s: %r != %r" % (where, py, js)
+    elif isinstance(py, int):
+        if isinstance(js, str):
+            assert js.startswith("0x") and int(js, 16) == py, "%s: %r != %r" % (where, py, js)
+        else:
+            assert type(js) is int and js == py, "%s: %r != %r" % (where, py, js)
+    elif isinstance(py, float):
+        if math.isnan(py):
+            assert js == "NaN", where
+        elif math.isinf(py):
+            assert js == ("Infinity" if py > 0 else "-Infinity"), where
+        else:
+            assert isinstance(js, (int, float)) and float(js) == py, "%s: %r != %r" % (where, py, js)
+    elif isinstance(py, bytes):
+        assert js == py.hex(), "%s: %r != %r" % (where, py, js)
+    else:
+        assert type(py) is str and py == js, "%s: %r != %r" % (where, py, js)
+
+
+def same_event(py, js, where):
+    py = dict(py)
+    t = py.pop("time")
+    jt = js.pop("time")
+    assert (t is None and jt is None) or t == json_time_ns(jt), "%s: time %r != %r" % (where, t, jt)
+    assert list(py) == list(js), "%s: keys %r != %r" % (where, list(py), list(js))
+    same(py, js, where)
+
+
+@pytest.mark.parametrize("name", TRACES)
+def test_events_equal_etwdump(name):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", etwdecode.DamageWarning)
+        got = list(etwdecode.open(trace(name), MANIFESTS.get(name, [])))
+    want = etwdump_events(name)
+    assert len(got) == len(want)
+    for i, (a, b) in enumerate(zip(got, want)):
+        same_event(a, b, "%s#%d" % (name, i))
+
+
+def test_raw_option_and_no_manifest_events():
+    got = list(etwdecode.open(trace("BondEtwSample.etl"), raw=True, no_manifest_events=True))
+    want = etwdump_events("BondEtwSample.etl", "--raw", "--no-manifest-events")
+    assert len(got) == len(want) == 12
+    for i, (a, b) in enumerate(zip(got, want)):
+        same_event(a, b, "raw#%d" % i)
+    assert all(isinstance(e["raw"], bytes) for e in got[1:])
+
+
+def test_time_is_exact_nanoseconds():
+    # the log-file header's time is the session start StartTime, 100 ns exact
+    ev = next(etwdecode.open(trace("BondEtwSample.etl")))
+    assert ev["fields"]["StartTime"] == "2015-10-24T09:21:41.6330301Z"
+    assert ev["time"] == json_time_ns("2015-10-24T09:21:41.6330301Z") == 1445678501633030100
+    d = etwdecode.to_datetime(ev["time"])
+    assert d == dt.datetime(2015, 10, 24, 9, 21, 41, 633030, tzinfo=dt.timezone.utc)
+
+
+def test_types_are_native():
+    evs = list(etwdecode.open(trace("BondEtwSample.etl")))
+    ev = evs[5]
+    assert ev["event"] == "WriteBinaryPayload"
+    assert ev["fields"]["eventPayload"] == b")\n10/24/2015I\x0biteration 2\x00"
+    assert ev["fields"]["eventPayloadLength"] == 26
+    assert ev["fields"]["inputProtocol"] == "BOND_V1"
+    assert isinstance(ev["keywords"], int)
+
+
+def test_missing_file_raises_oserror(tmp_path):
+    p = tmp_path / "none.etl"
+    with pytest.raises(FileNotFoundError) as e:
+        etwdecode.open(p)
+    assert "none.etl" in str(e.value)
+
+
+def test_not_an_etl_file_raises(tmp_path):
+    p = tmp_path / "text.etl"
+    p.write_bytes(b"this is not a trace" * 100)
+    with pytest.raises(etwdecode.Error) as e:
+        etwdecode.open(p)
+    assert "text.etl" in str(e.value) and "not an ETL file" in str(e.value)
+
+
+def test_missing_manifest_raises(tmp_path):
+    with pytest.raises(FileNotFoundError) as e:
+        etwdecode.open(trace("HTTP_Server.etl"), [str(tmp_path / "no-such.man")])
+    assert "no-such.man" in str(e.value)
+
+
+def test_unknown_filter_is_a_type_error():
+    with pytest.raises(TypeError):
+        etwdecode.open(trace("BondEtwSample.etl"), colour="red")
+
+
+def test_damaged_buffer_warns_and_goes_on(tmp_path):
+    # Overwrite the header of the second buffer of a copy: the reader reports
+    # it (with its offset) and still returns the events of the other buffers.
+    src = trace("HTTP_Server.etl")
+    p = tmp_path / "damaged.etl"
+    shutil.copy(src, p)
+    data = bytearray(p.read_bytes())
+    first = int.from_bytes(data[0:4], "little")          # size of buffer 0
+    second = int.from_bytes(data[first:first + 4], "little")
+    at = first + second                                   # the third buffer
+    data[at:at + 0x48] = b"\xee" * 0x48
+    p.write_bytes(bytes(data))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        evs = list(etwdecode.open(p))
+    msgs = [str(x.message) for x in w if issubclass(x.category, etwdecode.DamageWarning)]
+    assert msgs, "no DamageWarning"
+    assert "damaged.etl" in msgs[0] and "offset 0x%x" % at in " ".join(msgs)
+    whole = list(etwdecode.open(src))
+    assert 0 < len(evs) < len(whole)
