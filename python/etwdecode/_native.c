@@ -1120,11 +1120,6 @@ static PyObject *Reader_split(Reader *self, PyObject *arg) {
     return l;
 }
 
-/* _schemas(): the schemas the decoder knows after iteration, as a list of
- * dicts (provider, provider_guid, event, id, version, opcode, task, source,
- * fields: [(name, in_type, out_type)]). */
-static PyObject *Reader_schemas(Reader *self, PyObject *unused);
-
 static PyMethodDef Reader_methods[] = {
     {"stats", (PyCFunction)Reader_stats, METH_NOARGS, "What the reader counted so far."},
     {"close", (PyCFunction)Reader_close, METH_NOARGS, "Close the trace."},
@@ -1132,7 +1127,6 @@ static PyMethodDef Reader_methods[] = {
     {"__exit__", (PyCFunction)Reader_exit, METH_VARARGS, NULL},
     {"_scan", (PyCFunction)Reader_scan, METH_NOARGS, "Counts by provider and schema-record places."},
     {"_split", (PyCFunction)Reader_split, METH_O, "Time boundaries of about equal byte ranges."},
-    {"_schemas", (PyCFunction)Reader_schemas, METH_NOARGS, "Schemas seen."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1148,13 +1142,6 @@ static PyTypeObject ReaderType = {
     .tp_init = (initproc)Reader_init,
     .tp_new = PyType_GenericNew,
 };
-
-static PyObject *Reader_schemas(Reader *self, PyObject *unused) {
-    (void)unused;
-    (void)self;
-    PyErr_SetString(PyExc_NotImplementedError, "schemas");
-    return NULL;
-}
 
 static PyModuleDef native_module = {
     PyModuleDef_HEAD_INIT, .m_name = "etwdecode._native",
