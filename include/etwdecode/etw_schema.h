@@ -141,6 +141,11 @@ typedef enum etw_outtype {
 #define ETW_PROP_CUSTOM_SCHEMA 0x0080u /* PropertyHasCustomSchema */
 #define ETW_PROP_COUNT_IN_DATA 0x0100u /* TraceLogging variable array: u16 element count precedes the elements */
 #define ETW_PROP_CUSTOM_SIZED 0x0200u  /* TraceLogging custom field: u16 byte count + bytes */
+#define ETW_PROP_OPTIONAL 0x0400u      /* a top-level property the payload may end before: when no
+                                        * byte is left where it starts, the payload is done (MOF
+                                        * classes later builds extend: Stack1..Stack192, ThreadName) */
+#define ETW_PROP_LENGTH_TO_END 0x0800u /* BINARY: the rest of the payload (the bytes a newer class
+                                        * version adds after the fields known here) */
 
 /* An array is a property with ETW_PROP_COUNT_REF, ETW_PROP_COUNT_FIXED or
  * ETW_PROP_COUNT_IN_DATA; a count of 1 without one of those flags is a

@@ -300,6 +300,10 @@ static etw_status scalar(etw_decode_cursor *c, etw_value *v, const etw_property 
         return ETW_OK;
     }
     case ETW_INTYPE_BINARY:
+        if (p->flags & ETW_PROP_LENGTH_TO_END) {
+            size = rest;
+            goto fixed;
+        }
         if (p->flags & (ETW_PROP_LENGTH_REF | ETW_PROP_LENGTH_FIXED)) {
             uint64_t len = p->length;
             if ((p->flags & ETW_PROP_LENGTH_REF) && !ref_value(c, p->length, &len))
@@ -476,7 +480,14 @@ static etw_status next_item(etw_decode_cursor *c, etw_value *v) {
     etw_decode_frame *f = &c->stack[c->depth];
 
     if (f->kind == FR_LEVEL) {
-        if (f->next < f->count) return property(c, v, (uint32_t)f->first + f->next++);
+        if (f->next < f->count) {
+            uint32_t idx = (uint32_t)f->first + f->next++;
+            if (c->depth == 0 && c->pos == c->size && (props[idx].flags & ETW_PROP_OPTIONAL)) {
+                c->done = 1; /* the payload ends before an optional property */
+                return ETW_END;
+            }
+            return property(c, v, idx);
+        }
         if (c->depth == 0) {
             c->done = 1;
             return ETW_END;
