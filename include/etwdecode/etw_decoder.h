@@ -128,6 +128,27 @@ etw_status etw_decoder_begin(etw_decoder *d, const etw_event *ev,
 etw_status etw_decoder_provider_name(const etw_event *ev, const etw_schema *s,
                                      const char **name, size_t *len);
 
+/* The process and thread ev is about, for an event whose schema s came from
+ * etw_decoder_resolve (s may be NULL). Most events: the header's pid/tid.
+ * Kernel (MOF) events as TraceEvent attributes them: the payload's
+ * ProcessId for Process events, its ThreadId for PerfInfo/Sample, IssuingThreadId
+ * for DiskIO, StackProcess/StackThread for StackWalk, ..., and the process of
+ * a thread from the Thread/Start and Thread/DCStart events resolved before
+ * (a bounded table: docs/kernel.md). ETW_NO_ID where none is known.
+ * Allocates nothing. */
+void etw_decoder_event_ids(const etw_decoder *d, const etw_event *ev, const etw_schema *s,
+                           uint32_t *pid, uint32_t *tid);
+
+/* What is wrong with ev's payload for its schema s, in one line, or NULL:
+ * for kernel (MOF) events a payload shorter than its class's fixed part, or
+ * bytes of an event type whose class has no layout. The fields still decode
+ * as far as they go. The text stays valid until the next call. */
+const char *etw_decoder_payload_problem(etw_decoder *d, const etw_event *ev, const etw_schema *s);
+
+/* Bytes of per-trace state the decoder keeps besides its schemas (the
+ * kernel thread -> process table: fixed once allocated). */
+size_t etw_decoder_state_bytes(const etw_decoder *d);
+
 const etw_decoder_stats *etw_decoder_stats_get(const etw_decoder *d);
 
 #ifdef __cplusplus

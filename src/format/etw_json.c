@@ -208,10 +208,12 @@ etw_status etw_json_event(etw_json *j, const etw_reader *r, const etw_event *ev,
     etw_text_putc(t, '"');
     etw_text_hex16(t, ev->keywords);
     etw_text_putc(t, '"');
+    uint32_t pid, tid;
+    etw_decoder_event_ids(j->opt.decoder, ev, schema, &pid, &tid);
     key(t, "pid");
-    id_value(t, ev->pid);
+    id_value(t, pid);
     key(t, "tid");
-    id_value(t, ev->tid);
+    id_value(t, tid);
     u64_field(t, "cpu", ev->cpu);
     u64_field(t, "data_len", ev->user_data_len);
     if (ev->has_activity_id && !etw_guid_is_zero(&ev->activity_id)) {
@@ -227,6 +229,7 @@ etw_status etw_json_event(etw_json *j, const etw_reader *r, const etw_event *ev,
     } else if (schema && etw_decoder_is_manifest_event(ev) && manifest_fields(t, ev)) {
         decoded = 1;
     } else if (schema) {
+        if (!error) error = etw_decoder_payload_problem(j->opt.decoder, ev, schema);
         uint64_t *refs;
         size_t nrefs;
         etw_decoder_scratch(j->opt.decoder, &refs, &nrefs);
@@ -252,7 +255,7 @@ etw_status etw_json_event(etw_json *j, const etw_reader *r, const etw_event *ev,
         key(t, "error");
         etw_text_json_utf8(t, error, strlen(error));
     }
-    if ((j->opt.raw_always || !decoded) && (ev->user_data_len || error)) {
+    if ((j->opt.raw_always || !decoded || error) && (ev->user_data_len || error)) {
         key(t, "raw");
         etw_text_putc(t, '"');
         etw_text_bytes_hex(t, ev->user_data, ev->user_data_len);

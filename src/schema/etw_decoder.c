@@ -7,6 +7,7 @@
 
 #include "../common/etw_alloc.h"
 #include "../source/etw_eventsource.h"
+#include "../source/etw_kernel_source.h"
 #include "../source/etw_manifest.h"
 #include "../source/etw_manifest_ext.h"
 #include "../source/etw_metadata.h"
@@ -37,6 +38,7 @@ struct etw_decoder {
     etw_manifest_set *user;  /* manifests the user passed (first in precedence) */
     etw_manifest_set *es_set; /* EventSource manifests learned from the trace */
     etw_metadata_set *meta;  /* TRACE_EVENT_INFO merged into the trace */
+    etw_kernel_source *kernel; /* classic kernel (MOF) classes shipped with the library */
     etw_es_assembler *es;
     es_loaded *es_loaded;
     size_t es_loaded_n, es_loaded_cap;
@@ -93,6 +95,7 @@ etw_status etw_decoder_new(etw_decoder **out, const etw_decoder_options *opt) {
     }
     if (s == ETW_OK) s = etw_metadata_set_new(&d->meta, &a);
     if (s == ETW_OK) s = etw_es_new(&d->es, &eo);
+    if (s == ETW_OK) s = etw_kernel_source_new(&d->kernel, &d->alloc, report, d);
     if (s != ETW_OK) {
         etw_decoder_free(d);
         return s;
@@ -109,6 +112,10 @@ etw_status etw_decoder_new(etw_decoder **out, const etw_decoder_options *opt) {
     etw_decoder_add_source(d, &src);
     src = etw_metadata_as_classic_source(d->meta);
     etw_decoder_add_source(d, &src);
+    /* Classic keys the trace's own metadata does not describe: the kernel
+     * (MOF) classes of the library's tables. */
+    src = etw_kernel_as_source(d->kernel);
+    etw_decoder_add_source(d, &src);
     *out = d;
     return ETW_OK;
 }
@@ -120,6 +127,7 @@ void etw_decoder_free(etw_decoder *d) {
     etw_manifest_set_free(d->user);
     etw_manifest_set_free(d->es_set);
     etw_metadata_set_free(d->meta);
+    etw_kernel_source_free(d->kernel);
     etw_tl_scratch_free(&d->tl);
     etw_cache_free(d->cache);
     etw_free(&a, d->refs);
@@ -463,8 +471,11 @@ etw_status etw_decoder_resolve(etw_decoder *d, const etw_event *ev, const etw_sc
         snprintf(d->why, sizeof d->why, "no schema: WPP message %u needs TMF data", ev->message_number);
         return fail(d, ETW_E_NOT_FOUND, why);
     }
-    if (ev->form != ETW_FORM_EVENT_HEADER || (ev->flags & ETW_EVENT_FLAG_CLASSIC_HEADER))
-        return resolve_keyed(d, ev, ETW_SOURCE_KEY_CLASSIC, out, why);
+    if (ev->form != ETW_FORM_EVENT_HEADER || (ev->flags & ETW_EVENT_FLAG_CLASSIC_HEADER)) {
+        etw_status st = resolve_keyed(d, ev, ETW_SOURCE_KEY_CLASSIC, out, why);
+        if (st == ETW_OK && (*out)->source == ETW_SOURCE_MOF) etw_kernel_observe(d->kernel, ev, *out);
+        return st;
+    }
     return resolve_keyed(d, ev, ETW_SOURCE_KEY_DESCRIPTOR, out, why);
 }
 
@@ -487,6 +498,24 @@ etw_status etw_decoder_provider_name(const etw_event *ev, const etw_schema *s, c
     }
     return ETW_E_NOT_FOUND;
 }
+
+void etw_decoder_event_ids(const etw_decoder *d, const etw_event *ev, const etw_schema *s, uint32_t *pid,
+                           uint32_t *tid) {
+    if (!ev || !pid || !tid) return;
+    if (!d || !s || s->source != ETW_SOURCE_MOF) {
+        *pid = ev->pid;
+        *tid = ev->tid;
+        return;
+    }
+    etw_kernel_ids(d->kernel, ev, s, pid, tid);
+}
+
+const char *etw_decoder_payload_problem(etw_decoder *d, const etw_event *ev, const etw_schema *s) {
+    if (!d || !ev || !s || s->source != ETW_SOURCE_MOF) return NULL;
+    return etw_kernel_payload_problem(d->kernel, ev, s);
+}
+
+size_t etw_decoder_state_bytes(const etw_decoder *d) { return d ? etw_kernel_state_bytes(d->kernel) : 0; }
 
 etw_status etw_decoder_add_source(etw_decoder *d, const etw_source *src) {
     if (!d || !src || !src->resolve) return ETW_E_INVALID_ARG;

@@ -36,12 +36,18 @@
 #define ETW_KID_PID_NONE 0x01u        /* pid is -1 whatever the header says */
 #define ETW_KID_TID_NONE 0x02u        /* tid is -1 whatever the header says */
 #define ETW_KID_PID_FROM_THREAD 0x04u /* pid from the thread -> process state when unknown */
+#define ETW_KID_RECORDS_THREAD 0x08u  /* the event's pid_field/tid_field feed the thread -> process
+                                       * state (Thread/Start, Thread/DCStart) */
 
 /* One event type of a family. */
 typedef struct etw_kernel_event {
     uint8_t type;          /* event type: the header's opcode (hook id low byte) */
     const char *name;      /* PerfView's event name ("Start", "HardFault"), or the
-                            * MOF event type name where PerfView has none */
+                            * MOF event type name where PerfView has none. The event is
+                            * shown as "Group/name"; NULL or "" shows the group alone
+                            * (type 0: "FileIO"); a name with a '/' is shown as it is
+                            * (PerfView files some types under another task:
+                            * "VirtualMem/Alloc", "Dispatcher/ReadyThread"). */
     const char *pid_field; /* payload property naming the process, or NULL */
     const char *tid_field; /* payload property naming the thread, or NULL */
     uint8_t id_flags;      /* ETW_KID_* */
@@ -75,6 +81,16 @@ typedef struct etw_kernel_family {
 #define ETW_KPROP(n, in) { .name = (n), .in_type = ETW_INTYPE_##in }
 #define ETW_KPROP_OUT(n, in, out) { .name = (n), .in_type = ETW_INTYPE_##in, .out_type = ETW_OUTTYPE_##out }
 #define ETW_KCOUNT(a) ((uint16_t)(sizeof(a) / sizeof((a)[0])))
+/* A property the payload may end before (ETW_PROP_OPTIONAL: appended by a later build). */
+#define ETW_KPROP_OPT(n, in) { .name = (n), .in_type = ETW_INTYPE_##in, .flags = ETW_PROP_OPTIONAL }
+/* A fixed char16[len] (NUL-padded UTF-16), an IPv6 address (16 bytes), an IPv4 address
+ * (first octet in the low byte), a port (network byte order). */
+#define ETW_KCHAR16(n, len) \
+    { .name = (n), .in_type = ETW_INTYPE_UNICODESTRING, .flags = ETW_PROP_LENGTH_FIXED, .length = (len) }
+#define ETW_KIPV6(n) { .name = (n), .in_type = ETW_INTYPE_BINARY, .out_type = ETW_OUTTYPE_IPV6, \
+                       .flags = ETW_PROP_LENGTH_FIXED, .length = 16 }
+#define ETW_KIPV4(n) { .name = (n), .in_type = ETW_INTYPE_UINT32, .out_type = ETW_OUTTYPE_IPV4 }
+#define ETW_KPORT(n) { .name = (n), .in_type = ETW_INTYPE_UINT16, .out_type = ETW_OUTTYPE_PORT }
 
 /* Every family the library knows (etw_kernel_families.c). */
 extern const etw_kernel_family *const etw_kernel_families[];
