@@ -403,6 +403,19 @@ static void test_unknown_and_short(void) {
     etw_decoder_free(d);
 }
 
+/* One JSON line as a C string (lines are not NUL-terminated). */
+static const char *json_line(etw_json *j, const etw_event *ev) {
+    static char buf[8192];
+    const char *line;
+    size_t len;
+    buf[0] = 0;
+    if (etw_json_event(j, NULL, ev, &line, &len) != ETW_OK) return buf;
+    if (len >= sizeof buf) len = sizeof buf - 1;
+    memcpy(buf, line, len);
+    buf[len] = 0;
+    return buf;
+}
+
 /* The JSON line: the decoder's pid/tid, an error and raw for a short payload. */
 static void test_json(void) {
     diags g = {0};
@@ -416,9 +429,7 @@ static void test_json(void) {
     etb_init(&b);
     build_process_v4(&b, 8, 0);
     etw_event ev = kernel_event(family_guid("Process"), 3, 4, 8, &b, 0);
-    const char *line;
-    size_t len;
-    ETW_CHECK(etw_json_event(j, NULL, &ev, &line, &len) == ETW_OK);
+    const char *line = json_line(j, &ev);
     ETW_CHECK(strstr(line, "\"event\":\"Process/DCStart\"") != NULL);
     ETW_CHECK(strstr(line, "\"pid\":3676,\"tid\":-1,") != NULL);
     ETW_CHECK(strstr(line, "\"ProcessId\":3676") != NULL);
@@ -426,12 +437,12 @@ static void test_json(void) {
     etb_reset(&b);
     etb_u32(&b, 0xabcdef01u);
     ev = kernel_event(family_guid("Process"), 3, 4, 8, &b, 0);
-    ETW_CHECK(etw_json_event(j, NULL, &ev, &line, &len) == ETW_OK);
+    line = json_line(j, &ev);
     ETW_CHECK(strstr(line, "\"error\":\"payload of 4 bytes is shorter") != NULL);
     ETW_CHECK(strstr(line, "\"raw\":\"01efcdab\"") != NULL);
     /* an unknown type keeps the family's names */
     ev = kernel_event(family_guid("Process"), 99, 2, 8, &b, 0);
-    ETW_CHECK(etw_json_event(j, NULL, &ev, &line, &len) == ETW_OK);
+    line = json_line(j, &ev);
     ETW_CHECK(strstr(line, "\"provider\":\"Windows Kernel\"") != NULL);
     ETW_CHECK(strstr(line, "\"event\":\"Process/Opcode(99)\"") != NULL);
     ETW_CHECK(strstr(line, "\"raw\":\"01efcdab\"") != NULL);
