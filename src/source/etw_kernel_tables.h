@@ -83,14 +83,6 @@ typedef struct etw_kernel_family {
 #define ETW_KCOUNT(a) ((uint16_t)(sizeof(a) / sizeof((a)[0])))
 /* A property the payload may end before (ETW_PROP_OPTIONAL: appended by a later build). */
 #define ETW_KPROP_OPT(n, in) { .name = (n), .in_type = ETW_INTYPE_##in, .flags = ETW_PROP_OPTIONAL }
-/* A fixed char16[len] (NUL-padded UTF-16), an IPv6 address (16 bytes), an IPv4 address
- * (first octet in the low byte), a port (network byte order). */
-#define ETW_KCHAR16(n, len) \
-    { .name = (n), .in_type = ETW_INTYPE_UNICODESTRING, .flags = ETW_PROP_LENGTH_FIXED, .length = (len) }
-#define ETW_KIPV6(n) { .name = (n), .in_type = ETW_INTYPE_BINARY, .out_type = ETW_OUTTYPE_IPV6, \
-                       .flags = ETW_PROP_LENGTH_FIXED, .length = 16 }
-#define ETW_KIPV4(n) { .name = (n), .in_type = ETW_INTYPE_UINT32, .out_type = ETW_OUTTYPE_IPV4 }
-#define ETW_KPORT(n) { .name = (n), .in_type = ETW_INTYPE_UINT16, .out_type = ETW_OUTTYPE_PORT }
 
 /* Every family the library knows (etw_kernel_families.c). */
 extern const etw_kernel_family *const etw_kernel_families[];
