@@ -758,6 +758,10 @@ static PyObject *event_obj(Reader *self, const etw_event *ev) {
     const etw_schema *schema = NULL;
     const char *error = NULL;
     if (!ev->is_logfile_header) etw_decoder_resolve(self->dec, ev, &schema, &error);
+    /* the process and thread the event is about (kernel events: from the
+     * payload, docs/json-output.md keys pid/tid), as etwdump writes them */
+    uint32_t pid = ev->pid, tid = ev->tid;
+    if (!ev->is_logfile_header) etw_decoder_event_ids(self->dec, ev, schema, &pid, &tid);
     PyObject *d = PyDict_New();
     if (!d) return NULL;
     const char *pname;
@@ -779,7 +783,7 @@ static PyObject *event_obj(Reader *self, const etw_event *ev) {
         set_item(d, K_TASK, PyLong_FromLong(ev->task)) < 0 ||
         set_item(d, K_CHANNEL, PyLong_FromLong(ev->channel)) < 0 ||
         set_item(d, K_KEYWORDS, PyLong_FromUnsignedLongLong(ev->keywords)) < 0 ||
-        set_item(d, K_PID, id_obj(ev->pid)) < 0 || set_item(d, K_TID, id_obj(ev->tid)) < 0 ||
+        set_item(d, K_PID, id_obj(pid)) < 0 || set_item(d, K_TID, id_obj(tid)) < 0 ||
         set_item(d, K_CPU, PyLong_FromLong(ev->cpu)) < 0 ||
         set_item(d, K_DATA_LEN, PyLong_FromUnsignedLong(ev->user_data_len)) < 0)
         goto fail;
@@ -796,6 +800,8 @@ static PyObject *event_obj(Reader *self, const etw_event *ev) {
         decoded = 1;
     } else if (schema) {
         if (PyErr_Occurred()) goto fail;
+        /* a kernel payload too short for its class, or of a type with no layout */
+        if (!error) error = etw_decoder_payload_problem(self->dec, ev, schema);
         fields = fields_obj(self, schema, ev);
         decoded = 1;
     } else {
@@ -804,7 +810,7 @@ static PyObject *event_obj(Reader *self, const etw_event *ev) {
     if (set_item(d, K_FIELDS, fields) < 0) goto fail;
     if (error && set_item(d, K_ERROR, PyUnicode_DecodeUTF8(error, (Py_ssize_t)strlen(error), "replace")) < 0)
         goto fail;
-    if ((self->raw_always || !decoded) && (ev->user_data_len || error) &&
+    if ((self->raw_always || !decoded || error) && (ev->user_data_len || error) &&
         set_item(d, K_RAW, PyBytes_FromStringAndSize((const char *)ev->user_data, ev->user_data_len)) < 0)
         goto fail;
     return d;
