@@ -20,6 +20,32 @@
 #define DEFAULT_MAX_BUFFER (64u * 1024u * 1024u)
 /* Processor numbers fit in 11 bits (ETW_BUFFER_PROC_INDEX_MASK). */
 #define MAX_CPUS 2048u
+/* Compressed buffers decompress to at most the log-file header's
+ * BufferSize, and never to more than Windows' largest buffer (16 MiB since
+ * Windows 8: EVENT_TRACE_PROPERTIES.BufferSize docs); this when the header
+ * states none in range (1 MiB: the largest before Windows 8). */
+#define MAX_DECOMP_CAP (16u * 1024u * 1024u)
+#define DEFAULT_DECOMP_CAP (1024u * 1024u)
+/* When the compressed buffers of a file would decompress to more than
+ * DECOMP_TOTAL_RATIO times the file's size (and more than
+ * DECOMP_TOTAL_FLOOR), each decompresses to at most DECOMP_TOTAL_RATIO times
+ * its own size: real traces compress 5 to 15 times, a bomb millions. */
+#define DECOMP_TOTAL_RATIO 256u
+#define DECOMP_TOTAL_FLOOR (64ull * 1024u * 1024u)
+/* A stream's buffer memory above this is given back when a buffer needs
+ * less than a quarter of it. */
+#define SHRINK_ABOVE (256u * 1024u)
+/* The log-file header record lies within this many bytes of the start of
+ * the first buffer: the buffer header and one record, whose size is 16-bit. */
+#define HEADER_RECORD_SPAN (ETW_BUFFER_HEADER_SIZE + 0x10000u)
+/* The last FILETIME a time can be written as (9999-12-31T23:59:59.9999999Z). */
+#define ETW_FILETIME_LAST INT64_C(2650467743999999999)
+/* Records may fall this far (one day) outside the session's start and end
+ * times, plus the session's own duration (clocks drift over a long trace;
+ * relogged traces hold records seconds past their end time). */
+#define TIME_SLACK (INT64_C(86400) * 10000000)
+/* With no end time in the header: records up to ten years after the start. */
+#define TIME_OPEN_END (INT64_C(3653) * 86400 * 10000000)
 /* Window read at a time while searching for the next buffer after damage. */
 #define RESYNC_WINDOW (64u * 1024u)
 
@@ -55,7 +81,8 @@ struct etw_reader {
     etw_file *file;          /* owned when opened by path */
     const uint8_t *mem;      /* memory input, or NULL */
     uint32_t max_buffer;
-    uint16_t logger_id;      /* of the first buffer: every buffer of the file has it */
+    uint32_t lf_buffer_size; /* the log-file header's BufferSize when usable, else 0 */
+    uint32_t decomp_cap;     /* most bytes one compressed buffer decompresses to */
 
     buf_entry *bufs;
     uint32_t nbufs;
@@ -83,6 +110,7 @@ struct etw_reader {
     int64_t clock_freq;      /* ticks per second of the raw clock */
     int64_t ref_raw;
     int64_t ref_ft;
+    int64_t time_lo, time_hi;  /* FILETIMEs a record may have (time_plausible) */
 
     uint8_t *tmp;            /* compressed input / resync window */
     size_t tmp_cap;
@@ -114,9 +142,12 @@ static long long mem_read_at(void *ctx, uint64_t off, void *buf, size_t n) {
     return (long long)n;
 }
 
+/* Make *p hold at least need bytes (its content is not kept). Memory far
+ * above the need is given back, so that one large buffer does not keep a
+ * stream at its high-water mark. */
 static int grow(etw_reader *r, uint8_t **p, size_t *cap, size_t need) {
-    if (*cap >= need) return 1;
-    size_t c = *cap ? *cap : 4096;
+    if (*cap >= need && !(*cap > SHRINK_ABOVE && *cap / 4 > need)) return 1;
+    size_t c = 4096;
     while (c < need) c *= 2;
     uint8_t *q = etw_alloc(&r->alloc, c);
     if (!q) return 0;
@@ -154,22 +185,60 @@ static const uint8_t *fetch(etw_reader *r, uint64_t off, size_t n, uint8_t **dst
 #define PROBE_BYTES (ETW_BUFFER_HEADER_SIZE + 64u)
 #define PROBE_RECORD 16u
 
-/* Does a buffer header that we can believe start at off? Used to check that
- * a buffer's size leads to the next buffer and to find the next buffer after
- * damage, so it must rarely accept bytes inside a buffer: the header fields
- * must be in range, the logger id must be the first buffer's, and the first
- * record (decompressed when needed) must start with a known header. */
-static int plausible_at(etw_reader *r, uint64_t off, etw_buffer_header *h) {
-    uint8_t raw[PROBE_BYTES];
-    if (off > r->in.size || r->in.size - off < ETW_BUFFER_HEADER_SIZE + 8) return 0;
-    size_t want = r->in.size - off < sizeof raw ? (size_t)(r->in.size - off) : sizeof raw;
-    if (r->in.read_at(r->in.ctx, off, raw, want) != (long long)want) return 0;
+/* The header fields every buffer Windows writes has in range, whatever its
+ * size fields say. The LoggerId is not one of them: a relogged Windows 7
+ * trace has 0 in its first buffer and 0x8001 in every other. */
+static int fields_ok(const etw_buffer_header *h) {
+    return h->type <= ETW_BUFFER_TYPE_MAX && !(h->flags & ~ETW_BUFFER_FLAGS_KNOWN) &&
+           h->state <= ETW_BUFFER_STATE_MAX;
+}
+
+static int size_ok(const etw_reader *r, uint32_t size) {
+    return size >= ETW_BUFFER_HEADER_SIZE && size <= r->max_buffer;
+}
+
+/* End of an uncompressed buffer's data (etw_buffer_data_end) when the buffer
+ * is known to take `extent` bytes of the file, whatever its BufferSize says. */
+static uint32_t data_end_within(const etw_buffer_header *h, uint64_t extent) {
+    etw_buffer_header t = *h;
+    t.buffer_size = extent > UINT32_MAX ? UINT32_MAX : (uint32_t)extent;
+    return etw_buffer_data_end(&t);
+}
+
+/* Where this buffer's own data ends, from SavedOffset/FilledBytes alone
+ * (the header for a compressed buffer, or when neither is usable): a
+ * header-like pattern before it is not the next buffer. */
+static uint32_t own_data_end(const etw_reader *r, const etw_buffer_header *h, uint64_t left) {
+    if (h->flags & ETW_BUFFER_FLAG_COMPRESSED) return ETW_BUFFER_HEADER_SIZE;
+    uint64_t lim = left < r->max_buffer ? left : r->max_buffer;
+    uint32_t e = h->saved_offset;
+    if (e < ETW_BUFFER_HEADER_SIZE || e > lim) e = h->filled_bytes;
+    if (e < ETW_BUFFER_HEADER_SIZE || e > lim) e = ETW_BUFFER_HEADER_SIZE;
+    return e;
+}
+
+/* The most a compressed buffer may decompress to: its FilledBytes, but
+ * never more than the trace's BufferSize (r->decomp_cap). */
+static uint32_t decompressed_cap(const etw_reader *r, const etw_buffer_header *h) {
+    uint32_t cap = r->decomp_cap;
+    if (h->filled_bytes >= ETW_BUFFER_HEADER_SIZE && h->filled_bytes < cap) cap = h->filled_bytes;
+    return cap;
+}
+
+/* Are raw[0..n) (n <= PROBE_BYTES bytes at a candidate offset, `left` bytes
+ * before the end of the input) a buffer header we can believe? Used where
+ * the size chain leads (a bad BufferSize is then tolerated: need_size 0)
+ * and to find the next buffer after damage (need_size 1). The fields must be
+ * in range and the first record (decompressed when needed) must start with
+ * a known header; an empty buffer must say it is empty. */
+static int judge(const etw_reader *r, const uint8_t *raw, size_t n, uint64_t left, int need_size,
+                 etw_buffer_header *h) {
+    if (n < ETW_BUFFER_HEADER_SIZE + 8 || left < ETW_BUFFER_HEADER_SIZE + 8) return 0;
     const char *msg;
-    if (etw_buffer_header_parse(raw, h, &msg) != ETW_OK) return 0;
-    if (h->buffer_size > r->max_buffer || h->type > ETW_BUFFER_TYPE_MAX ||
-        (h->flags & ~ETW_BUFFER_FLAGS_KNOWN) || h->logger_id != r->logger_id ||
-        h->state > ETW_BUFFER_STATE_MAX)
-        return 0;
+    (void)etw_buffer_header_parse(raw, h, &msg); /* fills h whatever it says */
+    if (!fields_ok(h)) return 0;
+    int sized = size_ok(r, h->buffer_size);
+    if (need_size && !sized) return 0;
     uint8_t first[PROBE_RECORD];
     const uint8_t *rec;
     size_t avail;
@@ -177,44 +246,70 @@ static int plausible_at(etw_reader *r, uint64_t off, etw_buffer_header *h) {
         if (h->filled_bytes < ETW_BUFFER_HEADER_SIZE + PROBE_RECORD || h->filled_bytes > r->max_buffer)
             return 0;
         size_t got = 0;
-        etw_xpress_decompress(raw + ETW_BUFFER_HEADER_SIZE, want - ETW_BUFFER_HEADER_SIZE, first,
+        etw_xpress_decompress(raw + ETW_BUFFER_HEADER_SIZE, n - ETW_BUFFER_HEADER_SIZE, first,
                               sizeof first, &got);
         if (got < sizeof first) return 0;
         rec = first;
-        avail = h->filled_bytes - ETW_BUFFER_HEADER_SIZE;
+        avail = decompressed_cap(r, h) - ETW_BUFFER_HEADER_SIZE;
     } else {
-        uint32_t end = etw_buffer_data_end(h);
+        /* Where the chain led, the size may be the lie: judge the data
+         * SavedOffset/FilledBytes state within the file. */
+        uint64_t extent = need_size && h->buffer_size < left ? h->buffer_size : left;
+        if (extent > r->max_buffer) extent = r->max_buffer;
+        uint32_t end = data_end_within(h, extent);
         if (end == ETW_BUFFER_HEADER_SIZE) /* an empty buffer says so; garbage sizes fall back to 0x48 */
             return h->saved_offset == ETW_BUFFER_HEADER_SIZE || h->filled_bytes == ETW_BUFFER_HEADER_SIZE;
-        if (want < ETW_BUFFER_HEADER_SIZE + PROBE_RECORD) return 0;
+        if (n < ETW_BUFFER_HEADER_SIZE + PROBE_RECORD) return 0;
         rec = raw + ETW_BUFFER_HEADER_SIZE;
         avail = end - ETW_BUFFER_HEADER_SIZE;
     }
     return etw_record_head_plausible(rec, PROBE_RECORD, avail);
 }
 
+/* judge() at a file offset (one small read for file input). */
+static int plausible_at(etw_reader *r, uint64_t off, int need_size, etw_buffer_header *h) {
+    if (off >= r->in.size) return 0;
+    uint64_t left = r->in.size - off;
+    size_t want = left < PROBE_BYTES ? (size_t)left : PROBE_BYTES;
+    if (r->mem) return judge(r, r->mem + off, want, left, need_size, h);
+    uint8_t raw[PROBE_BYTES];
+    if (r->in.read_at(r->in.ctx, off, raw, want) != (long long)want) return 0;
+    return judge(r, raw, want, left, need_size, h);
+}
+
 /* After damage at `from`: the offset of the next believable buffer header,
- * or the input size when there is none. */
+ * or the input size when there is none. The input is read in windows that
+ * overlap by PROBE_BYTES and every candidate is judged in memory: the cost
+ * is linear in the bytes scanned. */
 static uint64_t resync(etw_reader *r, uint64_t from) {
-    /* Read windows and test the cheap header fields in place; only
-     * candidates get the full check (which reads their first record). */
-    uint8_t win[RESYNC_WINDOW + ETW_BUFFER_HEADER_SIZE];
     etw_buffer_header h;
     for (uint64_t base = from; base < r->in.size; base += RESYNC_WINDOW) {
-        size_t want = sizeof win;
-        if (r->in.size - base < want) want = (size_t)(r->in.size - base);
-        long long got = r->in.read_at(r->in.ctx, base, win, want);
-        if (got < (long long)ETW_BUFFER_HEADER_SIZE) break;
-        size_t last = (size_t)got - ETW_BUFFER_HEADER_SIZE;
+        uint64_t left = r->in.size - base;
+        size_t want = RESYNC_WINDOW + PROBE_BYTES;
+        if (left < want) want = (size_t)left;
+        const uint8_t *win;
+        size_t got;
+        if (r->mem) {
+            win = r->mem + base;
+            got = want;
+        } else {
+            if (!grow(r, &r->tmp, &r->tmp_cap, RESYNC_WINDOW + PROBE_BYTES)) break;
+            long long k = r->in.read_at(r->in.ctx, base, r->tmp, want);
+            if (k < 0) break;
+            win = r->tmp;
+            got = (size_t)k;
+        }
+        if (got < ETW_BUFFER_HEADER_SIZE + 8) break;
+        size_t last = got - (ETW_BUFFER_HEADER_SIZE + 8);
         if (last >= RESYNC_WINDOW) last = RESYNC_WINDOW - 1;
         for (size_t i = 0; i <= last; i++) {
             const uint8_t *p = win + i;
-            uint32_t size = etw_le32(p);
-            if (size < ETW_BUFFER_HEADER_SIZE || size > r->max_buffer) continue;
-            if (etw_le16(p + 0x2A) != r->logger_id || etw_le16(p + 0x36) > ETW_BUFFER_TYPE_MAX ||
-                (etw_le16(p + 0x34) & ~ETW_BUFFER_FLAGS_KNOWN))
+            /* The cheap fields first, in place. */
+            if (!size_ok(r, etw_le32(p)) || etw_le32(p + 0x2C) > ETW_BUFFER_STATE_MAX ||
+                etw_le16(p + 0x36) > ETW_BUFFER_TYPE_MAX || (etw_le16(p + 0x34) & ~ETW_BUFFER_FLAGS_KNOWN))
                 continue;
-            if (plausible_at(r, base + i, &h)) return base + i;
+            size_t n = got - i < PROBE_BYTES ? got - i : PROBE_BYTES;
+            if (judge(r, p, n, left - i, 1, &h)) return base + i;
         }
     }
     return r->in.size;
@@ -234,25 +329,119 @@ static etw_status index_push(etw_reader *r, uint32_t *cap, const buf_entry *e) {
     return ETW_OK;
 }
 
-static buf_entry entry_from_header(const etw_reader *r, uint64_t off, const etw_buffer_header *h) {
+/* The index entry of the buffer at off that takes `extent` bytes of the file
+ * (its BufferSize when that is right, else what the chain found). */
+static buf_entry entry_make(const etw_reader *r, uint64_t off, const etw_buffer_header *h,
+                            uint64_t extent) {
     buf_entry e;
     e.offset = off;
-    e.disk_size = h->buffer_size;
+    if (extent > r->in.size - off) extent = r->in.size - off;
+    if (extent > r->max_buffer) extent = r->max_buffer;
+    e.disk_size = (uint32_t)extent;
     e.sequence = h->sequence;
     e.cpu = h->cpu;
     e.flags = h->flags;
     e.type = h->type;
-    if (h->flags & ETW_BUFFER_FLAG_COMPRESSED) {
+    if (h->flags & ETW_BUFFER_FLAG_COMPRESSED)
         /* The uncompressed size is not stored; FilledBytes is the size the
          * data had before compression (checked on real traces). */
-        e.data_end = h->filled_bytes;
-        if (e.data_end < ETW_BUFFER_HEADER_SIZE || e.data_end > r->max_buffer) e.data_end = r->max_buffer;
-    } else {
-        e.data_end = etw_buffer_data_end(h);
-    }
-    if (e.disk_size > r->in.size - off) e.disk_size = (uint32_t)(r->in.size - off);
-    if (!(h->flags & ETW_BUFFER_FLAG_COMPRESSED) && e.data_end > e.disk_size) e.data_end = e.disk_size;
+        e.data_end = decompressed_cap(r, h);
+    else
+        e.data_end = data_end_within(h, extent);
     return e;
+}
+
+/* Where the buffer at off (header h, already believed) ends: the offset of
+ * the next buffer or the input size. A BufferSize that leads straight to a
+ * well-formed buffer header (or to the end of the input) is right; when it
+ * does not, the trace's own BufferSize (log-file header) is tried, then the
+ * next believable header after this buffer's data. *extent receives the
+ * bytes this buffer takes. */
+/* Does the trace's BufferSize lf lead from off to a buffer (or to the end)? */
+static int lf_leads(etw_reader *r, uint64_t off, uint32_t lf, uint64_t left) {
+    etw_buffer_header nh;
+    return lf == left || plausible_at(r, off + lf, 0, &nh);
+}
+
+static uint64_t chain_next(etw_reader *r, uint64_t off, const etw_buffer_header *h, uint64_t *extent) {
+    etw_buffer_header nh;
+    uint64_t left = r->in.size - off;
+    uint32_t size = h->buffer_size;
+    int sized = size_ok(r, size);
+    uint32_t own = own_data_end(r, h, left);
+    uint32_t lf = r->lf_buffer_size;
+    /* The trace's own buffer size, where it differs and lands past this
+     * buffer's data on a buffer (or on the end of the input). */
+    int lf_may = lf && lf != size && lf >= own && lf <= left;
+    if (sized && size <= left && (size == left || plausible_at(r, off + size, 0, &nh))) {
+        *extent = size;
+        if (size > lf && lf_may && lf_leads(r, off, lf, left)) {
+            /* Larger than every buffer of the trace and stepping over a
+             * buffer that starts where the trace's size says. */
+            snprintf(r->msg, sizeof r->msg,
+                     "buffer size %u is larger than the trace's %u and runs over the buffer there; buffer cut there",
+                     size, lf);
+            diag(r, ETW_E_CORRUPT, off, r->msg);
+            *extent = lf;
+        }
+        return off + *extent;
+    }
+    if (lf_may && lf_leads(r, off, lf, left)) {
+        snprintf(r->msg, sizeof r->msg,
+                 "buffer size %u does not lead to a buffer; the trace's buffer size %u does", size, lf);
+        diag(r, ETW_E_CORRUPT, off, r->msg);
+        *extent = lf;
+        return off + lf;
+    }
+    uint64_t found = resync(r, off + own);
+    *extent = found - off;
+    if (!sized) {
+        snprintf(r->msg, sizeof r->msg, "buffer size %u is not usable; next buffer found %llu bytes on", size,
+                 (unsigned long long)(found - off));
+        diag(r, ETW_E_CORRUPT, off, r->msg);
+    } else if (size > left) {
+        if (found < r->in.size) {
+            snprintf(r->msg, sizeof r->msg,
+                     "buffer size %u runs past the end of the file; next buffer found %llu bytes on; buffer cut there",
+                     size, (unsigned long long)(found - off));
+            diag(r, ETW_E_CORRUPT, off, r->msg);
+        } else {
+            snprintf(r->msg, sizeof r->msg, "buffer of %u bytes cut by the end of the file after %llu bytes", size,
+                     (unsigned long long)left);
+            diag(r, ETW_E_TRUNCATED, off, r->msg);
+        }
+    } else if (found < off + size) {
+        snprintf(r->msg, sizeof r->msg,
+                 "buffer size %u runs over the next buffer, found %llu bytes on; buffer cut there", size,
+                 (unsigned long long)(found - off));
+        diag(r, ETW_E_CORRUPT, off, r->msg);
+    } else {
+        snprintf(r->msg, sizeof r->msg, "no valid buffer header here; skipped %llu bytes to the next buffer",
+                 (unsigned long long)(found - off - size));
+        diag(r, ETW_E_CORRUPT, off + size, r->msg);
+        r->stats.buffers_skipped++;
+    }
+    return found;
+}
+
+/* A decompression bomb: tiny compressed buffers that each claim the most a
+ * buffer may hold. Bound the whole file's decompressed size by its own. */
+static void bound_decompression(etw_reader *r) {
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < r->nbufs; i++)
+        if (r->bufs[i].flags & ETW_BUFFER_FLAG_COMPRESSED) total += r->bufs[i].data_end;
+    uint64_t budget = r->in.size * DECOMP_TOTAL_RATIO;
+    if (budget < DECOMP_TOTAL_FLOOR) budget = DECOMP_TOTAL_FLOOR;
+    if (total <= budget) return;
+    for (uint32_t i = 0; i < r->nbufs; i++) {
+        buf_entry *b = &r->bufs[i];
+        uint64_t most = (uint64_t)b->disk_size * DECOMP_TOTAL_RATIO;
+        if ((b->flags & ETW_BUFFER_FLAG_COMPRESSED) && b->data_end > most) b->data_end = (uint32_t)most;
+    }
+    snprintf(r->msg, sizeof r->msg,
+             "compressed buffers claim %llu decompressed bytes from a %llu-byte file; each decompresses to at most %u times its size",
+             (unsigned long long)total, (unsigned long long)r->in.size, DECOMP_TOTAL_RATIO);
+    diag(r, ETW_E_LIMIT, 0, r->msg);
 }
 
 static etw_status build_index(etw_reader *r) {
@@ -269,77 +458,21 @@ static etw_status build_index(etw_reader *r) {
             break;
         }
         long long k = r->in.read_at(r->in.ctx, off, raw, sizeof raw);
-        if (k < 0) return ETW_E_IO;
-        etw_status s = etw_buffer_header_parse(raw, &h, &msg);
-        if (s == ETW_OK && h.buffer_size > r->max_buffer) {
-            s = ETW_E_LIMIT;
-            msg = "buffer size above the limit";
-        }
-        if (s != ETW_OK) {
-            if (r->nbufs == 0) return ETW_E_NOT_ETL;
-            uint64_t next = resync(r, off + 1);
-            snprintf(r->msg, sizeof r->msg, "%s; skipped %llu bytes to the next buffer", msg,
-                     (unsigned long long)(next - off));
-            diag(r, s, off, r->msg);
-            r->stats.buffers_skipped++;
-            off = next;
-            continue;
-        }
-        buf_entry e = entry_from_header(r, off, &h);
-        uint64_t next = off + h.buffer_size;
-        if (h.buffer_size > r->in.size - off) {
-            /* Past the end of the file: the file is cut, or the size lies
-             * and more buffers follow. */
-            uint64_t found = resync(
-                r, off + ((h.flags & ETW_BUFFER_FLAG_COMPRESSED) ? ETW_BUFFER_HEADER_SIZE : etw_buffer_data_end(&h)));
-            if (found < r->in.size) {
-                snprintf(r->msg, sizeof r->msg,
-                         "buffer size %u runs past the end of the file; next buffer found %llu bytes on; buffer cut there",
-                         h.buffer_size, (unsigned long long)(found - off));
-                diag(r, ETW_E_CORRUPT, off, r->msg);
-                e.disk_size = (uint32_t)(found - off);
-                if (e.data_end > e.disk_size && !(h.flags & ETW_BUFFER_FLAG_COMPRESSED)) e.data_end = e.disk_size;
-                next = found;
-            } else {
-                next = r->in.size;
-                snprintf(r->msg, sizeof r->msg, "buffer of %u bytes cut by the end of the file after %u bytes",
-                         h.buffer_size, e.disk_size);
-                diag(r, ETW_E_TRUNCATED, off, r->msg);
-            }
-        } else if (next < r->in.size) {
-            etw_buffer_header nh;
-            if (!plausible_at(r, next, &nh)) {
-                /* The size does not lead to a buffer: it lies, or the next
-                 * buffer is damaged. Take the next believable header. */
-                /* Search past this buffer's own valid data (uncompressed): a
-                 * header-like pattern inside it is not a buffer. */
-                uint64_t found = resync(r, off + ((h.flags & ETW_BUFFER_FLAG_COMPRESSED) ? ETW_BUFFER_HEADER_SIZE : etw_buffer_data_end(&h)));
-                if (found < next) {
-                    snprintf(r->msg, sizeof r->msg,
-                             "buffer size %u runs over the next buffer, found %llu bytes on; buffer cut there",
-                             h.buffer_size, (unsigned long long)(found - off));
-                    diag(r, ETW_E_CORRUPT, off, r->msg);
-                    e.disk_size = (uint32_t)(found - off);
-                    if (e.data_end > e.disk_size && !(h.flags & ETW_BUFFER_FLAG_COMPRESSED))
-                        e.data_end = e.disk_size;
-                } else if (found > next) {
-                    snprintf(r->msg, sizeof r->msg,
-                             "no valid buffer header here; skipped %llu bytes to the next buffer",
-                             (unsigned long long)(found - next));
-                    diag(r, ETW_E_CORRUPT, next, r->msg);
-                    r->stats.buffers_skipped++;
-                }
-                next = found;
-            }
-        }
+        if (k < (long long)sizeof raw) return ETW_E_IO;
+        /* Every offset reached here is a buffer: 0 (read_header found the
+         * log-file header there) or one the chain believed. */
+        (void)etw_buffer_header_parse(raw, &h, &msg);
+        uint64_t extent = 0;
+        uint64_t next = chain_next(r, off, &h, &extent);
+        buf_entry e = entry_make(r, off, &h, extent);
         if (h.flags & ETW_BUFFER_FLAG_COMPRESSED) r->stats.buffers_compressed++;
-        else if (e.data_end > e.disk_size) e.data_end = e.disk_size;
         if (h.flags & (ETW_BUFFER_FLAG_EVENTS_LOST | ETW_BUFFER_FLAG_BUFFER_LOST)) r->stats.buffers_lost_flag++;
-        s = index_push(r, &cap, &e);
+        etw_status s = index_push(r, &cap, &e);
         if (s != ETW_OK) return s;
         off = next;
     }
     r->stats.buffers = r->nbufs;
+    bound_decompression(r);
     return r->nbufs ? ETW_OK : ETW_E_NOT_ETL;
 }
 
@@ -434,7 +567,28 @@ static void setup_clock(etw_reader *r) {
         break;
     }
     if (r->clock_freq <= 0) r->clock_freq = 10000000;
+    /* Times every record must fall in: the session's start and end with
+     * a margin, within what a FILETIME can show. */
+    int64_t start = r->lf.start_time, end = r->lf.end_time;
+    r->time_lo = 0;
+    r->time_hi = ETW_FILETIME_LAST;
+    if (start > 0 && start <= ETW_FILETIME_LAST) {
+        int64_t dur = end >= start && end <= ETW_FILETIME_LAST ? end - start : -1;
+        int64_t slack = TIME_SLACK + (dur > 0 ? dur : 0);
+        int64_t hi = dur >= 0 ? end : start + (ETW_FILETIME_LAST - start < TIME_OPEN_END ? ETW_FILETIME_LAST - start : TIME_OPEN_END);
+        r->time_lo = start > slack ? start - slack : 0;
+        r->time_hi = hi < ETW_FILETIME_LAST - slack ? hi + slack : ETW_FILETIME_LAST;
+    } else {
+        /* No start time to anchor the clock: count from 1601 so that the
+         * header's own time can still be written. */
+        r->ref_ft = 0;
+        diag(r, ETW_E_CORRUPT, 0, "log-file header start time is not a valid time; times count from 1601-01-01");
+    }
 }
+
+/* Is the record's time one this trace can have? (Bytes that are not a
+ * record give times thousands of years away.) */
+static int time_plausible(const etw_reader *r, int64_t ft) { return ft >= r->time_lo && ft <= r->time_hi; }
 
 /* --- streams ------------------------------------------------------------- */
 
@@ -460,6 +614,14 @@ static int stream_advance(etw_reader *r, stream *st) {
                 ev->record_offset = at;
                 ev->buffer_compressed = (b->flags & ETW_BUFFER_FLAG_COMPRESSED) != 0;
                 ev->timestamp = etw_reader_to_filetime(r, ev->raw_timestamp);
+                if (!time_plausible(r, ev->timestamp)) {
+                    snprintf(r->msg, sizeof r->msg,
+                             "record time (raw clock %lld) is far outside the trace's time range; record skipped",
+                             (long long)ev->raw_timestamp);
+                    diag(r, ETW_E_CORRUPT, b->offset + ((b->flags & ETW_BUFFER_FLAG_COMPRESSED) ? 0 : at), r->msg);
+                    r->stats.records_skipped++;
+                    continue;
+                }
                 if (ev->timestamp > st->order_ft) st->order_ft = ev->timestamp;
                 return 1;
             }
@@ -476,7 +638,14 @@ static int stream_advance(etw_reader *r, stream *st) {
             }
             st->pos = st->end;
         }
-        if (st->next >= st->n) return 0;
+        if (st->next >= st->n) {
+            /* The stream is done: its memory goes back now, not at close. */
+            etw_free(&r->alloc, st->mem);
+            st->mem = NULL;
+            st->mem_cap = 0;
+            st->data = NULL;
+            return 0;
+        }
         uint32_t bi = r->order[st->first + st->next++];
         if (load_buffer(r, st, bi) != ETW_OK) st->data = NULL;
     }
@@ -628,12 +797,21 @@ static etw_status read_header(etw_reader *r) {
     uint8_t raw[ETW_BUFFER_HEADER_SIZE];
     etw_buffer_header h;
     const char *hmsg;
-    if (r->in.size < ETW_BUFFER_HEADER_SIZE ||
-        r->in.read_at(r->in.ctx, 0, raw, sizeof raw) != (long long)sizeof raw ||
-        etw_buffer_header_parse(raw, &h, &hmsg) != ETW_OK || h.buffer_size > r->max_buffer)
+    if (r->in.size < ETW_BUFFER_HEADER_SIZE + 8 ||
+        r->in.read_at(r->in.ctx, 0, raw, sizeof raw) != (long long)sizeof raw)
         return ETW_E_NOT_ETL;
-    r->logger_id = h.logger_id;
-    buf_entry first = entry_from_header(r, 0, &h);
+    /* A bad BufferSize here must not lose the file: the log-file header
+     * record is what makes it a trace, and it lies within the first
+     * HEADER_RECORD_SPAN bytes whatever the size fields say. */
+    (void)etw_buffer_header_parse(raw, &h, &hmsg);
+    r->decomp_cap = HEADER_RECORD_SPAN;
+    uint64_t extent = r->in.size;
+    if (h.flags & ETW_BUFFER_FLAG_COMPRESSED) {
+        if (size_ok(r, h.buffer_size)) extent = h.buffer_size;
+    } else if (extent > HEADER_RECORD_SPAN) {
+        extent = HEADER_RECORD_SPAN;
+    }
+    buf_entry first = entry_make(r, 0, &h, extent);
     buf_entry *saved = r->bufs;
     r->bufs = &first; /* load_buffer reads the entry through r->bufs */
     stream tmp;
@@ -667,6 +845,12 @@ static etw_status read_header(etw_reader *r) {
     r->lf.tid = ev.tid;
     r->ptr_size = (r->lf.pointer_size == 4 || r->lf.pointer_size == 8) ? (uint8_t)r->lf.pointer_size
                                                                         : ev.pointer_size;
+    /* Compressed buffers decompress to at most the trace's BufferSize; when
+     * the header states none that can be right, to DEFAULT_DECOMP_CAP. */
+    r->lf_buffer_size = size_ok(r, r->lf.buffer_size) ? r->lf.buffer_size : 0;
+    r->decomp_cap = r->lf_buffer_size ? r->lf_buffer_size : DEFAULT_DECOMP_CAP;
+    if (r->decomp_cap > MAX_DECOMP_CAP) r->decomp_cap = MAX_DECOMP_CAP;
+    if (r->decomp_cap > r->max_buffer) r->decomp_cap = r->max_buffer;
     ev.user_data = r->lf_payload;
     ev.cpu = h.cpu;
     ev.buffer_file_offset = 0;
