@@ -17,7 +17,27 @@
  * processor is held (decompressed when it is compressed), and the event with
  * the smallest timestamp goes first; equal timestamps keep file order. The
  * log-file header record is always the first event. Memory is therefore one
- * buffer per processor plus the index, whatever the file size.
+ * buffer per processor plus the index, whatever the file size; a stream gives
+ * its memory back when it ends.
+ *
+ * What is a buffer: the first one starts at offset 0 and holds the log-file
+ * header record; a BufferSize that leads straight to a well-formed buffer
+ * header (fields in range, a known first record) or to the end of the file
+ * is right. Buffers need not look alike: sizes may differ (relogged traces)
+ * and so may LoggerIds (a relogged Windows 7 trace: 0, then 0x8001). When a
+ * BufferSize leads nowhere, the trace's BufferSize (log-file header) is
+ * tried, then the next believable header after the buffer's own data
+ * (windows read once, candidates judged in memory: linear in the bytes
+ * scanned); the buffer keeps its records up to its SavedOffset.
+ *
+ * Limits: a compressed buffer decompresses to at most min(its FilledBytes,
+ * the trace's BufferSize, 16 MiB) -- 1 MiB when the header states no usable
+ * BufferSize -- and when a file's compressed buffers would decompress to
+ * more than 256 times the file's size (and 64 MiB), each to at most 256
+ * times its own size. A record whose time is more than a day plus the
+ * session's length outside its start/end time (or, with no end time, more
+ * than ten years after its start) is reported and skipped: every event's
+ * time is a valid FILETIME.
  *
  * Damage (a buffer that lies about its size, a record that overruns its
  * buffer, a buffer that does not decompress) is reported once through
