@@ -327,6 +327,32 @@ check("build 9200" in out, "--stats OS build 9200")
 rc, out, err = run("--stats", os.path.join(DATA, "smallEtlFile.etl"))
 check(re.search(r"^pointer size\s+4$", out, re.M) is not None, "--stats pointer size 4 for smallEtlFile")
 
+# A record time of INT64_MIN (the first record of buffer 2 of gcevents.etl,
+# its timestamp at 0x10058) overflowed the --stats duration (UB) and printed
+# a year -23552 with a negative fraction. The record is now reported and
+# skipped; the time range and duration are those of the intact trace.
+TIME_RE = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}Z"
+rc0, out0, _ = run("--stats", os.path.join(DATA, "gcevents.etl"))
+with tempfile.TemporaryDirectory() as tmp:
+    for value in (0x8000000000000000, 0x7FFFFFFFFFFFFFFF, 0xFFFFFFFFFFFFFFFF):
+        blob = bytearray(open(os.path.join(DATA, "gcevents.etl"), "rb").read())
+        blob[0x10058:0x10060] = value.to_bytes(8, "little")
+        bad = os.path.join(tmp, "gcevents-time.etl")
+        open(bad, "wb").write(bytes(blob))
+        rc, out, err = run("--stats", bad)
+        rng = re.search(r"^time range\s+(\S+) \.\. (\S+)$", out, re.M)
+        check(rc == 1 and "record skipped" in err, "--stats, time %#x: exit 1 with the record reported" % value)
+        check(rng is not None and re.fullmatch(TIME_RE, rng.group(1)) and re.fullmatch(TIME_RE, rng.group(2)),
+              "--stats, time %#x: both ends are times (%s)" % (value, rng and rng.group(0)))
+        for line in ("time range", "duration"):
+            want = re.search(r"^%s .*$" % line, out0, re.M)
+            got = re.search(r"^%s .*$" % line, out, re.M)
+            check(want and got and want.group(0) == got.group(0),
+                  "--stats, time %#x: %s as in the intact trace" % (value, line))
+        evs = [json.loads(x) for x in run(bad)[1].splitlines()]
+        check(len(evs) == 70 and all(e.get("time") for e in evs),
+              "time %#x: 70 events, every time set" % value)
+
 # --- errors --------------------------------------------------------------------
 rc, out, err = run(os.path.join(DATA, "no-such-file.etl"))
 check(rc == 2 and "cannot read" in err and out == "", "missing file: exit %d, %r" % (rc, err))

@@ -52,6 +52,13 @@ etw_status etw_json_event(etw_json *j, const etw_reader *r, const etw_event *ev,
 
 void etw_json_free(etw_json *j);
 
+/* The text the JSON writes for a time (RFC 3339 UTC, 7 fractional digits:
+ * 2011-01-23T22:07:27.2257591Z), NUL-terminated in s. ETW_E_CORRUPT when
+ * filetime is outside 1601-01-01 .. 9999-12-31, where the JSON writes null:
+ * s is then "null". ETW_E_NOMEM (s "null") when no memory. */
+#define ETW_TIME_STRING_SIZE 29
+etw_status etw_json_time(int64_t filetime, char s[ETW_TIME_STRING_SIZE]);
+
 #ifdef __cplusplus
 }
 #endif

@@ -268,3 +268,19 @@ etw_status etw_json_event(etw_json *j, const etw_reader *r, const etw_event *ev,
     *len = t->len;
     return ETW_OK;
 }
+
+etw_status etw_json_time(int64_t filetime, char s[ETW_TIME_STRING_SIZE]) {
+    etw_text t;
+    etw_text_init(&t, NULL);
+    etw_status st = etw_text_filetime(&t, filetime);
+    if (st == ETW_OK) st = etw_text_status(&t);
+    if (st == ETW_OK && t.len < ETW_TIME_STRING_SIZE) {
+        memcpy(s, t.data, t.len);
+        s[t.len] = '\0';
+    } else {
+        memcpy(s, "null", 5);
+        if (st == ETW_OK) st = ETW_E_CORRUPT;
+    }
+    etw_text_free(&t);
+    return st;
+}

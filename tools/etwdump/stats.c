@@ -57,21 +57,9 @@ static int by_count_desc(const void *a, const void *b) {
 }
 
 static void print_time(FILE *out, int64_t ft) {
-    /* FILETIME -> calendar (UTC), days-from-civil inverse. */
-    long long secs = ft / 10000000 - 11644473600LL;
-    long long frac = ft % 10000000;
-    long long days = secs / 86400, rem = secs % 86400;
-    if (rem < 0) {
-        rem += 86400;
-        days--;
-    }
-    long long z = days + 719468, era = (z >= 0 ? z : z - 146096) / 146097;
-    long long doe = z - era * 146097, yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    long long y = yoe + era * 400, doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    long long mp = (5 * doy + 2) / 153, d = doy - (153 * mp + 2) / 5 + 1, m = mp < 10 ? mp + 3 : mp - 9;
-    if (m <= 2) y++;
-    fprintf(out, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld.%07lldZ", y, m, d, rem / 3600,
-            rem / 60 % 60, rem % 60, frac);
+    char s[ETW_TIME_STRING_SIZE];
+    (void)etw_json_time(ft, s); /* the JSON's form; "null" where it writes null */
+    fputs(s, out);
 }
 
 static void print_utf16(FILE *out, const uint8_t *p, uint32_t n) {
@@ -112,7 +100,7 @@ int run_stats(etw_reader *r, FILE *out, const options *o) {
     print_time(out, st->first_timestamp);
     fprintf(out, " .. ");
     print_time(out, st->last_timestamp);
-    fprintf(out, "\nduration           %.3f s\n", (double)(st->last_timestamp - st->first_timestamp) / 1e7);
+    fprintf(out, "\nduration           %.3f s\n", ((double)st->last_timestamp - (double)st->first_timestamp) / 1e7);
     fprintf(out, "buffers            %llu (compressed %llu, flagged lost %llu, skipped %llu; %u lost per header)\n",
             (unsigned long long)st->buffers, (unsigned long long)st->buffers_compressed,
             (unsigned long long)st->buffers_lost_flag, (unsigned long long)st->buffers_skipped,
