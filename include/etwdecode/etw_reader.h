@@ -17,8 +17,8 @@
  * processor is held (decompressed when it is compressed), and the event with
  * the smallest timestamp goes first; equal timestamps keep file order. The
  * log-file header record is always the first event. Memory is therefore one
- * buffer per processor plus the index, whatever the file size; a stream gives
- * its memory back when it ends.
+ * buffer per processor plus the index, whatever the file size; a stream
+ * gives back memory far above what its current buffer needs.
  *
  * What is a buffer: the first one starts at offset 0 and holds the log-file
  * header record; a BufferSize that leads straight to a well-formed buffer

@@ -638,14 +638,7 @@ static int stream_advance(etw_reader *r, stream *st) {
             }
             st->pos = st->end;
         }
-        if (st->next >= st->n) {
-            /* The stream is done: its memory goes back now, not at close. */
-            etw_free(&r->alloc, st->mem);
-            st->mem = NULL;
-            st->mem_cap = 0;
-            st->data = NULL;
-            return 0;
-        }
+        if (st->next >= st->n) return 0;
         uint32_t bi = r->order[st->first + st->next++];
         if (load_buffer(r, st, bi) != ETW_OK) st->data = NULL;
     }
