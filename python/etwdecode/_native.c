@@ -18,7 +18,6 @@
 #include <string.h>
 
 #include "etwdecode/etwdecode.h"
-#include "format/etw_event_names.h"
 #include "format/etw_fields_json.h"
 #include "format/etw_text.h"
 #include "source/etw_eventsource.h"
@@ -303,6 +302,8 @@ typedef struct Reader {
     PyObject_HEAD
     etw_reader *r;
     etw_decoder *dec;
+    etw_labeler *labeler;
+    etw_filter *filter;      /* NULL: every event */
     PyObject *path;          /* str, for messages */
     etw_text scratch;
     ptr_cache names;
@@ -734,48 +735,26 @@ static int ext_items(Reader *self, PyObject *d, const etw_event *ev) {
     return 0;
 }
 
-/* Provider and event names when no schema names them: the library's
- * fallback rules, written as JSON strings. */
-static PyObject *fallback_name(Reader *self, const etw_event *ev, int event) {
-    etw_text_clear(&self->scratch);
-    if (event)
-        etw_names_event(&self->scratch, ev);
-    else
-        etw_names_provider(&self->scratch, ev);
-    if (etw_text_status(&self->scratch) != ETW_OK) return PyErr_NoMemory();
-    uint64_t h = fnv1a(self->scratch.data, self->scratch.len);
-    PyObject *o = str_cache_get(&self->strings, self->scratch.data, self->scratch.len, h);
-    if (o) return o;
-    o = json_string(self->scratch.data, self->scratch.len);
-    if (o) str_cache_put(&self->strings, self->scratch.data, self->scratch.len, h, o);
-    return o;
-}
-
 static PyObject *id_obj(uint32_t v) { return v == ETW_NO_ID ? PyLong_FromLong(-1) : PyLong_FromUnsignedLong(v); }
 
-/* The event as a dict. */
-static PyObject *event_obj(Reader *self, const etw_event *ev) {
-    const etw_schema *schema = NULL;
-    const char *error = NULL;
-    if (!ev->is_logfile_header) etw_decoder_resolve(self->dec, ev, &schema, &error);
-    /* the process and thread the event is about (kernel events: from the
-     * payload, docs/json-output.md keys pid/tid), as etwdump writes them */
-    uint32_t pid = ev->pid, tid = ev->tid;
-    if (!ev->is_logfile_header) etw_decoder_event_ids(self->dec, ev, schema, &pid, &tid);
+/* A name of a label: by address when it is the schema's own string (it
+ * lives as long as the decoder), else by content. */
+static PyObject *label_name(Reader *self, const char *s, size_t n, const char *schema_string) {
+    if (schema_string && s == schema_string) return cached_name(&self->names, s);
+    return utf8_cached(self, s, n);
+}
+
+/* The event as a dict; lab holds its schema and names (etw_label.h). */
+static PyObject *event_obj(Reader *self, const etw_event *ev, const etw_label *lab) {
+    const etw_schema *schema = lab->schema;
+    const char *error = lab->error;
     PyObject *d = PyDict_New();
     if (!d) return NULL;
-    const char *pname;
-    size_t plen;
-    PyObject *prov;
-    if (etw_decoder_provider_name(ev, schema, &pname, &plen) == ETW_OK)
-        prov = schema && pname == schema->provider_name ? cached_name(&self->names, pname)
-                                                        : utf8_cached(self, pname, plen);
-    else
-        prov = fallback_name(self, ev, 0);
-    if (set_item(d, K_TIME, time_ns(ev->timestamp)) < 0 || set_item(d, K_PROVIDER, prov) < 0 ||
+    if (set_item(d, K_TIME, time_ns(ev->timestamp)) < 0 ||
+        set_item(d, K_PROVIDER,
+                 label_name(self, lab->provider, lab->provider_len, schema ? schema->provider_name : NULL)) < 0 ||
         set_item(d, K_PROVIDER_GUID, guid_str(self, &ev->provider)) < 0 ||
-        set_item(d, K_EVENT, schema && schema->event_name ? cached_name(&self->names, schema->event_name)
-                                                          : fallback_name(self, ev, 1)) < 0 ||
+        set_item(d, K_EVENT, label_name(self, lab->event, lab->event_len, schema ? schema->event_name : NULL)) < 0 ||
         set_item(d, K_ID, PyLong_FromLong(ev->id)) < 0 ||
         set_item(d, K_VERSION, PyLong_FromLong(ev->version)) < 0 ||
         set_item(d, K_LEVEL, PyLong_FromLong(ev->level)) < 0 ||
@@ -783,7 +762,7 @@ static PyObject *event_obj(Reader *self, const etw_event *ev) {
         set_item(d, K_TASK, PyLong_FromLong(ev->task)) < 0 ||
         set_item(d, K_CHANNEL, PyLong_FromLong(ev->channel)) < 0 ||
         set_item(d, K_KEYWORDS, PyLong_FromUnsignedLongLong(ev->keywords)) < 0 ||
-        set_item(d, K_PID, id_obj(pid)) < 0 || set_item(d, K_TID, id_obj(tid)) < 0 ||
+        set_item(d, K_PID, id_obj(ev->pid)) < 0 || set_item(d, K_TID, id_obj(ev->tid)) < 0 ||
         set_item(d, K_CPU, PyLong_FromLong(ev->cpu)) < 0 ||
         set_item(d, K_DATA_LEN, PyLong_FromUnsignedLong(ev->user_data_len)) < 0)
         goto fail;
@@ -800,8 +779,6 @@ static PyObject *event_obj(Reader *self, const etw_event *ev) {
         decoded = 1;
     } else if (schema) {
         if (PyErr_Occurred()) goto fail;
-        /* a kernel payload too short for its class, or of a type with no layout */
-        if (!error) error = etw_decoder_payload_problem(self->dec, ev, schema);
         fields = fields_obj(self, schema, ev);
         decoded = 1;
     } else {
@@ -810,7 +787,7 @@ static PyObject *event_obj(Reader *self, const etw_event *ev) {
     if (set_item(d, K_FIELDS, fields) < 0) goto fail;
     if (error && set_item(d, K_ERROR, PyUnicode_DecodeUTF8(error, (Py_ssize_t)strlen(error), "replace")) < 0)
         goto fail;
-    if ((self->raw_always || !decoded || error) && (ev->user_data_len || error) &&
+    if ((self->raw_always || !decoded) && (ev->user_data_len || error) &&
         set_item(d, K_RAW, PyBytes_FromStringAndSize((const char *)ev->user_data, ev->user_data_len)) < 0)
         goto fail;
     return d;
@@ -822,6 +799,8 @@ fail:
 /* ---- construction ---- */
 
 static void Reader_dealloc(Reader *self) {
+    etw_filter_free(self->filter);
+    etw_labeler_free(self->labeler);
     if (self->dec) etw_decoder_free(self->dec);
     if (self->r) etw_reader_close(self->r);
     etw_text_free(&self->scratch);
@@ -846,6 +825,35 @@ static int open_error(PyObject *path, etw_status s, int err) {
     return -1;
 }
 
+/* The selection: [(key, value text), ...] as etw_filter_add takes them. */
+static int add_filters(Reader *self, PyObject *filters) {
+    if (!self->filter && etw_filter_new(&self->filter, NULL) != ETW_OK) return PyErr_NoMemory(), -1;
+    PyObject *seq = PySequence_Fast(filters, "filters must be a sequence of (key, value) pairs");
+    if (!seq) return -1;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
+        const char *key, *value;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "ss", &key, &value)) {
+            Py_DECREF(seq);
+            return -1;
+        }
+        etw_filter_key k = etw_filter_key_from_name(key);
+        const char *why = NULL;
+        etw_status s = k ? etw_filter_add(self->filter, k, value, &why) : ETW_E_INVALID_ARG;
+        if (s != ETW_OK) {
+            if (s == ETW_E_NOMEM)
+                PyErr_NoMemory();
+            else
+                PyErr_Format(PyExc_ValueError, "filter %s=%R: %s", key, PySequence_Fast_GET_ITEM(
+                                 PySequence_Fast_GET_ITEM(seq, i), 1),
+                             why ? why : (k ? etw_strerror(s) : "unknown filter"));
+            Py_DECREF(seq);
+            return -1;
+        }
+    }
+    Py_DECREF(seq);
+    return 0;
+}
+
 /* Reader(path, manifests=(), *, raw=False, no_manifest_events=False,
  *        max_events=0, file_order=False, range=None, learn=None) */
 static int Reader_init(Reader *self, PyObject *args, PyObject *kw) {
@@ -858,12 +866,8 @@ static int Reader_init(Reader *self, PyObject *args, PyObject *kw) {
                                      &manifests, &raw, &no_me, &max_events, &file_order, &range, &learn,
                                      &no_decode, &filters))
         return -1;
-    if (filters != Py_None && PyObject_IsTrue(filters)) {
-        Py_DECREF(path_obj);
-        PyErr_SetString(PyExc_NotImplementedError, "filters: this build has no etw_filter");
-        return -1;
-    }
     Py_XSETREF(self->path, path_obj);
+    if (filters != Py_None && PyObject_IsTrue(filters) && add_filters(self, filters) < 0) return -1;
     self->raw_always = raw;
     self->no_manifest_events = no_me;
     self->max_events = max_events;
@@ -892,7 +896,13 @@ static int Reader_init(Reader *self, PyObject *args, PyObject *kw) {
     dopt.on_diag = on_decoder_diag;
     dopt.diag_ctx = self;
     s = etw_decoder_new(&self->dec, &dopt);
+    if (s == ETW_OK && !self->labeler) s = etw_labeler_new(&self->labeler, NULL);
     if (s != ETW_OK) return PyErr_NoMemory(), -1;
+    /* relative since/until count from the session start, also in a range
+     * that does not start with the log-file header */
+    if (self->filter)
+        etw_filter_set_origin(self->filter,
+                              etw_reader_to_filetime(self->r, etw_reader_logfile(self->r)->raw_timestamp));
 
     if (manifests && manifests != Py_None) {
         PyObject *it = PyObject_GetIter(manifests);
@@ -985,11 +995,19 @@ static PyObject *Reader_iternext(Reader *self) {
             PyErr_SetString(PyExc_TypeError, "this reader does not decode (no_decode=True)");
             return NULL;
         }
-        if (self->no_manifest_events && etw_decoder_is_manifest_event(&ev)) {
-            etw_decoder_learn(self->dec, &ev); /* still learned from */
-            continue;
+        /* every event goes through the decoder (the filter or the labeler
+         * resolves it), so EventSource manifests are learned from events
+         * left out */
+        etw_label lab;
+        if (self->filter) {
+            int m = etw_filter_match(self->filter, self->dec, &ev, &lab);
+            if (m < 0) return PyErr_NoMemory();
+            if (!m) continue;
+        } else if (etw_labeler_label(self->labeler, self->dec, &ev, &lab) != ETW_OK) {
+            return PyErr_NoMemory();
         }
-        PyObject *o = event_obj(self, &ev);
+        if (self->no_manifest_events && etw_decoder_is_manifest_event(&ev)) continue;
+        PyObject *o = event_obj(self, &ev, &lab);
         if (self->ndiags && flush_diags(self) < 0) {
             Py_XDECREF(o);
             return NULL;
@@ -1041,6 +1059,10 @@ static PyObject *Reader_enter(PyObject *self, PyObject *unused) {
 
 static PyObject *Reader_close(Reader *self, PyObject *unused) {
     (void)unused;
+    etw_filter_free(self->filter);
+    etw_labeler_free(self->labeler);
+    self->filter = NULL;
+    self->labeler = NULL;
     if (self->dec) etw_decoder_free(self->dec);
     if (self->r) etw_reader_close(self->r);
     self->dec = NULL;
