@@ -6,8 +6,9 @@
  * (prescan, as etwdump does); then it is read again as n ranges (from
  * etw_reader_split, and from boundaries placed on event timestamps, so that
  * events sit exactly on a boundary), each range with a fresh decoder that
- * learned the schema records of a first pass (etw_decoder_is_schema_event,
- * etw_reader_event_at, etw_decoder_learn); the concatenated lines must equal
+ * learned the records a first pass flagged (etw_decoder_learns: merged
+ * metadata, EventSource chunks, kernel thread records), read on their own
+ * (etw_reader_event_at, etw_decoder_learn); the concatenated lines must equal
  * the whole-file lines one for one.
  */
 #include <stdint.h>
@@ -53,7 +54,7 @@ typedef struct place {
     uint64_t buf;
     uint32_t rec;
     int64_t order_ft;
-    int chunk; /* EventSource manifest chunk (else merged metadata) */
+    int later; /* ETW_LEARN_LATER (else ETW_LEARN_TRACE) */
 } place;
 
 typedef struct places {
@@ -78,10 +79,15 @@ static void decode(etw_reader *r, etw_decoder *dec, lines *out) {
 
 static void first_pass(etw_reader *r, places *pl, int64_t *ts, size_t *nts, size_t ts_cap) {
     etw_event ev;
+    etw_decoder *dec;
     *nts = 0;
+    if (etw_decoder_new(&dec, NULL) != ETW_OK) return;
     while (etw_reader_next(r, &ev) == ETW_OK) {
         if (*nts < ts_cap) ts[(*nts)++] = ev.timestamp;
-        if (!etw_decoder_is_schema_event(&ev)) continue;
+        const etw_schema *s = NULL;
+        if (!ev.is_logfile_header) etw_decoder_resolve(dec, &ev, &s, NULL);
+        int learns = etw_decoder_learns(dec, &ev, s);
+        if (!learns) continue;
         if (pl->n == pl->cap) {
             size_t nc = pl->cap ? pl->cap * 2 : 64;
             place *p = realloc(pl->p, nc * sizeof *p);
@@ -93,8 +99,9 @@ static void first_pass(etw_reader *r, places *pl, int64_t *ts, size_t *nts, size
         x->buf = ev.buffer_file_offset;
         x->rec = ev.record_offset;
         x->order_ft = etw_reader_order_time(r);
-        x->chunk = etw_decoder_is_manifest_event(&ev);
+        x->later = learns == ETW_LEARN_LATER;
     }
+    etw_decoder_free(dec);
 }
 
 /* Decode the ranges [bounds[i], bounds[i+1]) one after the other, each with
@@ -112,7 +119,7 @@ static void check_ranges(const char *path, const lines *whole, const places *pl,
         }
         for (size_t k = 0; k < pl->n; k++) {
             const place *x = &pl->p[k];
-            if (x->chunk && x->order_ft >= bounds[i]) continue;
+            if (x->later && x->order_ft >= bounds[i]) continue;
             etw_event ev;
             ETW_CHECK_INT(etw_reader_event_at(r, x->buf, x->rec, &ev), ETW_OK);
             ETW_CHECK_INT(etw_decoder_learn(dec, &ev), ETW_OK);
@@ -188,7 +195,7 @@ static void check_trace(const char *name) {
         etw_event ev;
         ETW_CHECK_INT(etw_reader_event_at(r, pl.p[0].buf, pl.p[0].rec, &ev), ETW_OK);
         ETW_CHECK(ev.buffer_file_offset == pl.p[0].buf && ev.record_offset == pl.p[0].rec);
-        ETW_CHECK(etw_decoder_is_schema_event(&ev));
+        ETW_CHECK(etw_decoder_learns(NULL, &ev, NULL) != 0 || pl.p[0].later);
     }
     etw_event ev;
     ETW_CHECK_INT(etw_reader_event_at(r, 1, 0x48, &ev), ETW_E_NOT_FOUND);

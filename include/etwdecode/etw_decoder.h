@@ -89,14 +89,21 @@ etw_status etw_decoder_add_manifest_xml(etw_decoder *d, const char *xml, size_t 
  * payloads) and rewinds r to its first event. */
 etw_status etw_decoder_prescan(etw_decoder *d, etw_reader *r);
 
-/* 1 when ev teaches the decoder schemas: a merged-metadata record
- * (EventInfo / EventMapInfo) or an EventSource manifest chunk. */
-int etw_decoder_is_schema_event(const etw_event *ev);
+/* What ev teaches the decoder, for an event whose schema s came from
+ * etw_decoder_resolve (s may be NULL): ETW_LEARN_TRACE for a merged-metadata
+ * record (EventInfo / EventMapInfo: its schemas hold for the whole trace, as
+ * etw_decoder_prescan() learns them), ETW_LEARN_LATER for an event that
+ * changes how later events decode (an EventSource manifest chunk; a kernel
+ * event that records a thread's process), 0 for the others. */
+#define ETW_LEARN_TRACE 1
+#define ETW_LEARN_LATER 2
+int etw_decoder_learns(const etw_decoder *d, const etw_event *ev, const etw_schema *s);
 
 /* Learn from ev as a whole-file decode would: a merged-metadata record as
- * etw_decoder_prescan() does, an EventSource manifest chunk as
- * etw_decoder_resolve() does (in trace order). Other events: nothing.
- * Used to decode part of a trace (etw_reader_set_range()). */
+ * etw_decoder_prescan() does; any other event as etw_decoder_resolve() does
+ * (manifest chunks and kernel thread records, in trace order). Used to
+ * decode part of a trace (etw_reader_set_range()): feed it the events
+ * etw_decoder_learns() flagged in a whole-file pass. */
 etw_status etw_decoder_learn(etw_decoder *d, const etw_event *ev);
 
 /* End of the trace: report EventSource manifests that never completed. */

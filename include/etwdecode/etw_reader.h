@@ -192,12 +192,13 @@ void etw_reader_close(etw_reader *r);
  * than a buffer's time span breaks this). Memory is what a whole-file
  * reader needs: one buffer per processor and the index.
  *
- * Schemas that the trace teaches (EventSource manifests, merged metadata)
- * are not in a range: find their records once with a whole-file pass
- * (etw_decoder_is_schema_event(), etw_reader_order_time()), and give each
- * range's decoder those records with etw_reader_event_at() and
- * etw_decoder_learn(): every merged-metadata record, and the EventSource
- * chunks whose order time is before the range start, in file-pass order.
+ * What the trace teaches the decoder (merged metadata, EventSource
+ * manifests, the kernel's thread -> process table) is not in a range: find
+ * those records once with a whole-file pass that resolves every event
+ * (etw_decoder_learns(), etw_reader_order_time()), and give each range's
+ * decoder those records with etw_reader_event_at() and etw_decoder_learn():
+ * every ETW_LEARN_TRACE record, and the ETW_LEARN_LATER ones whose order
+ * time is before the range start, in the pass's order.
  */
 
 /* Read only events whose order time t is in from <= t < to, and rewind.

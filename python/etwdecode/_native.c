@@ -4,7 +4,8 @@
  * type differences docs/python.md lists (time as int nanoseconds, binary as
  * bytes, hex numbers as int, NaN/Infinity as float).
  *
- * Value forms follow src/format/etw_fields_json.c: the common forms (integers,
+ * The event's keys follow etw_json_event() (src/format/etw_json.c), and the
+ * value forms src/format/etw_fields_json.c: the common forms (integers,
  * strings, booleans, doubles, binaries) are built directly; the rarer string
  * forms (GUIDs, addresses, SIDs, times, map names) are rendered by the
  * library's own JSON value writer into a scratch text and read back as one
@@ -748,6 +749,8 @@ static PyObject *label_name(Reader *self, const char *s, size_t n, const char *s
 static PyObject *event_obj(Reader *self, const etw_event *ev, const etw_label *lab) {
     const etw_schema *schema = lab->schema;
     const char *error = lab->error;
+    uint32_t pid, tid;
+    etw_decoder_event_ids(self->dec, ev, schema, &pid, &tid);
     PyObject *d = PyDict_New();
     if (!d) return NULL;
     if (set_item(d, K_TIME, time_ns(ev->timestamp)) < 0 ||
@@ -762,7 +765,7 @@ static PyObject *event_obj(Reader *self, const etw_event *ev, const etw_label *l
         set_item(d, K_TASK, PyLong_FromLong(ev->task)) < 0 ||
         set_item(d, K_CHANNEL, PyLong_FromLong(ev->channel)) < 0 ||
         set_item(d, K_KEYWORDS, PyLong_FromUnsignedLongLong(ev->keywords)) < 0 ||
-        set_item(d, K_PID, id_obj(ev->pid)) < 0 || set_item(d, K_TID, id_obj(ev->tid)) < 0 ||
+        set_item(d, K_PID, id_obj(pid)) < 0 || set_item(d, K_TID, id_obj(tid)) < 0 ||
         set_item(d, K_CPU, PyLong_FromLong(ev->cpu)) < 0 ||
         set_item(d, K_DATA_LEN, PyLong_FromUnsignedLong(ev->user_data_len)) < 0)
         goto fail;
@@ -779,6 +782,7 @@ static PyObject *event_obj(Reader *self, const etw_event *ev, const etw_label *l
         decoded = 1;
     } else if (schema) {
         if (PyErr_Occurred()) goto fail;
+        if (!error) error = etw_decoder_payload_problem(self->dec, ev, schema);
         fields = fields_obj(self, schema, ev);
         decoded = 1;
     } else {
@@ -787,7 +791,7 @@ static PyObject *event_obj(Reader *self, const etw_event *ev, const etw_label *l
     if (set_item(d, K_FIELDS, fields) < 0) goto fail;
     if (error && set_item(d, K_ERROR, PyUnicode_DecodeUTF8(error, (Py_ssize_t)strlen(error), "replace")) < 0)
         goto fail;
-    if ((self->raw_always || !decoded) && (ev->user_data_len || error) &&
+    if ((self->raw_always || !decoded || error) && (ev->user_data_len || error) &&
         set_item(d, K_RAW, PyBytes_FromStringAndSize((const char *)ev->user_data, ev->user_data_len)) < 0)
         goto fail;
     return d;
@@ -1076,9 +1080,11 @@ static PyObject *Reader_exit(Reader *self, PyObject *args) {
     return Reader_close(self, NULL);
 }
 
-/* _scan(): one pass without decoding payloads: a list of (provider_guid,
- * kernel, count) as etwdump --stats counts them, and the places of the
- * schema records [(buffer offset, record offset, order time, is_chunk)]. */
+/* _scan(): one pass without decoding payloads: {(provider_guid, kernel):
+ * count} as etwdump --stats counts them, and (with a decoder) the places of
+ * the records a time range must learn first: [(buffer offset, record
+ * offset, order time, later)], later False for merged metadata (the whole
+ * trace), True for what holds only after the record (etw_decoder_learns). */
 static PyObject *Reader_scan(Reader *self, PyObject *unused) {
     (void)unused;
     if (!self->r) return raise_status(self, ETW_E_INVALID_ARG, "closed");
@@ -1101,10 +1107,15 @@ static PyObject *Reader_scan(Reader *self, PyObject *unused) {
         }
         Py_DECREF(n1);
         Py_DECREF(k);
-        if (etw_decoder_is_schema_event(&ev)) {
+        /* with a decoder: what each event teaches it (resolving costs one
+         * hash lookup; no payload is decoded) */
+        const etw_schema *schema = NULL;
+        if (self->dec && !ev.is_logfile_header) etw_decoder_resolve(self->dec, &ev, &schema, NULL);
+        int learns = self->dec ? etw_decoder_learns(self->dec, &ev, schema) : 0;
+        if (learns) {
             PyObject *p = Py_BuildValue("(KILO)", (unsigned long long)ev.buffer_file_offset, ev.record_offset,
                                         (long long)etw_reader_order_time(self->r),
-                                        etw_decoder_is_manifest_event(&ev) ? Py_True : Py_False);
+                                        learns == ETW_LEARN_LATER ? Py_True : Py_False);
             if (!p || PyList_Append(places, p) < 0) {
                 Py_XDECREF(p);
                 goto fail;

@@ -70,7 +70,7 @@ def _blocksize(blocksize):
     return int(blocksize)
 
 
-def partitions(paths_or_globs, blocksize=DEFAULT_BLOCKSIZE, npartitions=None):
+def partitions(paths_or_globs, blocksize=DEFAULT_BLOCKSIZE, npartitions=None, manifests=()):
     """The partition plan: a list of dicts {path, range, learn}, one per
     partition, in file then time order. range is (from, to) in FILETIME (100
     ns since 1601) or None for a whole file; learn lists the schema records
@@ -83,14 +83,15 @@ def partitions(paths_or_globs, blocksize=DEFAULT_BLOCKSIZE, npartitions=None):
         if n == 1:
             plan.append({"path": path, "range": None, "learn": None})
             continue
-        with Reader(path, no_decode=True) as r:
+        # one pass over the record headers (no payload decoded, no prescan)
+        with Reader(path, manifests, learn=[]) as r:
             bounds = r._split(n)
             _counts, places = r._scan()
         if len(bounds) == 2:
             plan.append({"path": path, "range": None, "learn": None})
             continue
         for lo, hi in zip(bounds[:-1], bounds[1:]):
-            learn = [(b, rec) for (b, rec, order, chunk) in places if not chunk or order < lo]
+            learn = [(b, rec) for (b, rec, order, later) in places if not later or order < lo]
             plan.append({"path": path, "range": (lo, hi), "learn": learn})
     return plan
 
@@ -124,8 +125,8 @@ def read_etl(paths_or_globs, manifests=(), blocksize=DEFAULT_BLOCKSIZE, npartiti
     import dask.dataframe as dd
     pairs = predicates(filters)
     options = {"raw": raw, "no_manifest_events": no_manifest_events}
-    plan = partitions(paths_or_globs, blocksize, npartitions)
     manifests = [os.path.abspath(m) for m in manifests]
+    plan = partitions(paths_or_globs, blocksize, npartitions, manifests)
     return dd.from_map(_frame_of, plan, args=(manifests, options, pairs), meta=_frames.empty_frame(),
                        label="read-etl", enforce_metadata=False)
 
@@ -137,8 +138,8 @@ def to_bag(paths_or_globs, manifests=(), blocksize=DEFAULT_BLOCKSIZE, npartition
     import dask.bag as db
     pairs = predicates(filters)
     options = {"raw": raw, "no_manifest_events": no_manifest_events}
-    plan = partitions(paths_or_globs, blocksize, npartitions)
     manifests = [os.path.abspath(m) for m in manifests]
+    plan = partitions(paths_or_globs, blocksize, npartitions, manifests)
     return db.from_sequence(plan, npartitions=len(plan) or 1).map_partitions(
         _bag_partition, manifests, options, pairs)
 

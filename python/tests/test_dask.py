@@ -93,7 +93,7 @@ def etwdump_by_event(name):
 def client():
     distributed = pytest.importorskip("distributed")
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, silence_logs=40)
+                                       dashboard_address=":0", silence_logs=40)
     c = distributed.Client(cluster)
     yield c
     c.close()

@@ -173,6 +173,9 @@ static void ext_fields(etw_text *t, const etw_event *ev) {
     }
 }
 
+/* python/etwdecode/_native.c (event_obj) builds the same event as a Python
+ * dict: a change here needs the same change there (python/tests compare the
+ * two on every trace). */
 etw_status etw_json_event(etw_json *j, const etw_reader *r, const etw_event *ev,
                           const char **line, size_t *len) {
     if (!j || !ev || !line || !len) return ETW_E_INVALID_ARG;

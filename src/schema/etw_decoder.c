@@ -375,8 +375,12 @@ etw_status etw_decoder_prescan(etw_decoder *d, etw_reader *r) {
     return etw_reader_rewind(r);
 }
 
-int etw_decoder_is_schema_event(const etw_event *ev) {
-    return ev && (etw_es_is_manifest_event(ev) || etw_metadata_event_name(ev) != NULL);
+int etw_decoder_learns(const etw_decoder *d, const etw_event *ev, const etw_schema *s) {
+    if (!ev) return 0;
+    if (etw_metadata_event_name(ev) != NULL) return ETW_LEARN_TRACE;
+    if (etw_es_is_manifest_event(ev)) return d && d->opt.no_eventsource ? 0 : ETW_LEARN_LATER;
+    if (d && s && s->source == ETW_SOURCE_MOF && etw_kernel_records_state(d->kernel, s)) return ETW_LEARN_LATER;
+    return 0;
 }
 
 etw_status etw_decoder_learn(etw_decoder *d, const etw_event *ev) {
@@ -386,12 +390,9 @@ etw_status etw_decoder_learn(etw_decoder *d, const etw_event *ev) {
         etw_cache_miss_clear(d->cache);
         return ETW_OK;
     }
-    if (!d->opt.no_eventsource && etw_es_is_manifest_event(ev)) {
-        const etw_schema *s;
-        etw_status st = resolve_manifest_chunk(d, ev, &s);
-        return st == ETW_E_NOMEM ? st : ETW_OK;
-    }
-    return ETW_OK;
+    const etw_schema *s;
+    etw_status st = etw_decoder_resolve(d, ev, &s, NULL);
+    return st == ETW_E_NOMEM ? st : ETW_OK;
 }
 
 /* Events shown with a name and built-in fields but no payload schema: an

@@ -461,6 +461,11 @@ void etw_kernel_observe(etw_kernel_source *k, const etw_event *ev, const etw_sch
         thread_record(k, tid, pid);
 }
 
+int etw_kernel_records_state(const etw_kernel_source *k, const etw_schema *s) {
+    const kinfo *in = info_of(k, s);
+    return in && (in->flags & ETW_KID_RECORDS_THREAD) != 0;
+}
+
 void etw_kernel_ids(const etw_kernel_source *k, const etw_event *ev, const etw_schema *s, uint32_t *pid,
                     uint32_t *tid) {
     *pid = ev->pid;

@@ -58,6 +58,10 @@ const char *etw_kernel_event_name(const etw_kernel_family *fam, uint8_t type, ch
  * recording event (the table is fixed-size). */
 void etw_kernel_observe(etw_kernel_source *k, const etw_event *ev, const etw_schema *s);
 
+/* 1 when events of schema s feed the thread -> process table (so a decode
+ * that starts mid-trace must see the earlier ones first). */
+int etw_kernel_records_state(const etw_kernel_source *k, const etw_schema *s);
+
 /* The process and thread ev is about (kernel-mof.md section 6): the
  * header's pid/tid unless s says otherwise. Allocates nothing. */
 void etw_kernel_ids(const etw_kernel_source *k, const etw_event *ev, const etw_schema *s,
