@@ -137,15 +137,17 @@ static void test_http_load(void) {
 
     etw_cache *c;
     ETW_CHECK_INT(etw_cache_new(&c, NULL), ETW_OK);
-    /* event 2: task4/opcode83, template tid_60 */
+    /* event 2: task4/opcode83, template tid_60. Named by their display
+     * names: task4's message $(string.string50) is "HTTP Request Trace
+     * Task", opcode83's $(string.string191) is "Parse" (HTTP_Server.man) */
     const etw_schema *s = resolve(m, c, &HTTP_GUID_INIT, 2, 0);
     ETW_CHECK(s != NULL);
     if (s) {
         ETW_CHECK_STR(s->provider_name, "Microsoft-Windows-HttpService");
         ETW_CHECK(etw_guid_equal(&s->provider, &HTTP_GUID_INIT));
-        ETW_CHECK_STR(s->event_name, "task4/opcode83");
-        ETW_CHECK_STR(s->task_name, "task4");
-        ETW_CHECK_STR(s->opcode_name, "opcode83");
+        ETW_CHECK_STR(s->event_name, "HTTP Request Trace Task/Parse");
+        ETW_CHECK_STR(s->task_name, "HTTP Request Trace Task");
+        ETW_CHECK_STR(s->opcode_name, "Parse");
         ETW_CHECK_STR(s->message, "Parsed request (request pointer %1, method %2) with URI %3.");
         ETW_CHECK_INT(s->source, ETW_SOURCE_MANIFEST);
         ETW_CHECK_INT(s->pointer_size, 8);
@@ -169,11 +171,12 @@ static void test_http_load(void) {
             ETW_CHECK(s->props[i].map == NULL);
         }
     }
-    /* event 21: task1/opcode64, template tid_48 with two length references */
+    /* event 21: task1 (string27 "HTTP Connection Trace Task") / opcode64
+     * (string154 "ConnConnect"), template tid_48 with two length references */
     s = resolve(m, c, &HTTP_GUID_INIT, 21, 0);
     ETW_CHECK(s != NULL);
     if (s) {
-        ETW_CHECK_STR(s->event_name, "task1/opcode64");
+        ETW_CHECK_STR(s->event_name, "HTTP Connection Trace Task/ConnConnect");
         ETW_CHECK_INT(s->task, 4);
         ETW_CHECK_INT(s->opcode, 28);
         ETW_CHECK_INT(s->keywords, 0x10);
@@ -286,14 +289,16 @@ static void test_clr(void) {
     etw_cache *c;
     ETW_CHECK_INT(etw_cache_new(&c, NULL), ETW_OK);
 
-    /* GCAllocationTick_V4 */
+    /* GCAllocationTick_V4: task GarbageCollection shows as its message "GC",
+     * opcode GCAllocationTick as "AllocationTick" (ClrEtwAll.man's string
+     * table; PerfView's baseline names it GC/AllocationTick too) */
     const etw_schema *s = resolve(m, c, &CLR_GUID_INIT, 10, 4);
     ETW_CHECK(s != NULL);
     if (s) {
         ETW_CHECK_STR(s->provider_name, "Microsoft-Windows-DotNETRuntime");
-        ETW_CHECK_STR(s->event_name, "GarbageCollection/GCAllocationTick");
-        ETW_CHECK_STR(s->task_name, "GarbageCollection");
-        ETW_CHECK_STR(s->opcode_name, "GCAllocationTick");
+        ETW_CHECK_STR(s->event_name, "GC/AllocationTick");
+        ETW_CHECK_STR(s->task_name, "GC");
+        ETW_CHECK_STR(s->opcode_name, "AllocationTick");
         ETW_CHECK_INT(s->task, 1);
         ETW_CHECK_INT(s->opcode, 11);
         ETW_CHECK_INT(s->level, 5);
@@ -341,12 +346,13 @@ static void test_clr(void) {
          * its own enum name PinnedObjectHeap (not derivable from the XML) */
         ETW_CHECK_STR(map_lookup(p->map, 3), "PinnedHeap");
     }
-    if (s) ETW_CHECK_STR(s->event_name, "GarbageCollection/GCCreateSegment");
-    /* RuntimeInformationStart: bitmaps; win:Start stripped */
+    if (s) ETW_CHECK_STR(s->event_name, "GC/CreateSegment");
+    /* RuntimeInformationStart: bitmaps; task CLRRuntimeInformation's message
+     * is "Runtime", win:Start shows as Start */
     s = resolve(m, c, &CLR_GUID_INIT, 187, 0);
     ETW_CHECK(s != NULL);
     if (s) {
-        ETW_CHECK_STR(s->event_name, "CLRRuntimeInformation/Start");
+        ETW_CHECK_STR(s->event_name, "Runtime/Start");
         ETW_CHECK_STR(s->opcode_name, "Start");
         ETW_CHECK_INT(s->opcode, 1);
     }
@@ -389,7 +395,7 @@ static void test_clr(void) {
     s = resolve(m, c, &CLR_GUID_INIT, 18, 0);
     ETW_CHECK(s != NULL);
     if (s) {
-        ETW_CHECK_STR(s->event_name, "GarbageCollection/GCBulkNode");
+        ETW_CHECK_STR(s->event_name, "GC/GCBulkNode"); /* its opcode message is "GCBulkNode" */
         ETW_CHECK_INT(s->top_count, 4);
         ETW_CHECK_INT(s->prop_count, 8);
         ETW_CHECK_STR(s->props[3].name, "Values");
@@ -403,7 +409,7 @@ static void test_clr(void) {
     s = resolve(m, c, &CLR_GUID_INIT, 82, 0);
     p = prop(s, "Stack");
     ETW_CHECK(p && p->flags == ETW_PROP_COUNT_FIXED && p->count == 2 && p->in_type == ETW_INTYPE_POINTER);
-    if (s) ETW_CHECK_STR(s->event_name, "CLRStack/CLRStackWalk");
+    if (s) ETW_CHECK_STR(s->event_name, "ClrStack/Walk"); /* CLRStackTaskMessage, CLRStackWalkOpcodeMessage */
     s = resolve(m, c, &rundown, 160, 0);
     p = prop(s, "RangeBegin");
     ETW_CHECK(p && p->flags == ETW_PROP_COUNT_FIXED && p->count == 1);
@@ -426,8 +432,8 @@ static void test_clr(void) {
         ETW_CHECK_INT(v1->prop_count, 5);
         ETW_CHECK(v2->prop_count > v1->prop_count);
         ETW_CHECK(v0->id != v1->id);
-        ETW_CHECK_STR(v0->event_name, "GarbageCollection/Start");
-        ETW_CHECK_STR(v1->event_name, "GarbageCollection/Start");
+        ETW_CHECK_STR(v0->event_name, "GC/Start");
+        ETW_CHECK_STR(v1->event_name, "GC/Start");
         ETW_CHECK_INT(v1->version, 1);
     }
     const etw_schema *x = NULL;
@@ -488,9 +494,10 @@ static const char naming_xml[] =
     "  <task name='Conn' value='7' message='$(string.task.conn)'>\n"
     "   <opcodes><opcode name='Accept' value='20'/></opcodes>\n"
     "  </task>\n"
-    "  <task name='Req' value='8'/>\n"
+    "  <task name='Req' value='8' message='$(string.task.req.nowhere)'/>\n"
+    "  <task name='Blank' value='9' message='$(string.blank)'/>\n"
     " </tasks>\n"
-    " <opcodes><opcode name='Accept' value='21'/><opcode name='Parse' value='22'/></opcodes>\n"
+    " <opcodes><opcode name='Accept' value='21'/><opcode name='Parse' value='22' message='$(string.op.parse)'/></opcodes>\n"
     " <keywords><keyword name='kA' mask='0x1'/><keyword name='kB' mask='0x100000000'/></keywords>\n"
     " <levels><level name='my:Chatty' value='17'/></levels>\n"
     " <channels><channel chid='c1' name='Test/Operational' type='Operational'/>\n"
@@ -514,6 +521,8 @@ static const char naming_xml[] =
     "  <event value='7'/>\n"
     "  <event value='8' task='Conn' opcode='Parse' version='3' keywords='win:ResponseTime'/>\n"
     "  <event value='0x9' task='win:None' opcode='win:Receive' symbol='E9' level='2'/>\n"
+    "  <event value='10' task='Blank' opcode='win:DC_Start'/>\n"
+    "  <event value='11' task='Req' opcode='win:DC_Stop'/>\n"
     " </events>\n"
     "</provider>\n"
     "</events></instrumentation>\n"
@@ -522,6 +531,7 @@ static const char naming_xml[] =
     " <resources culture='en-US'><stringTable>\n"
     "  <string id='one' value='One '/><string id='two' value='Two'/><string id='four' value='Four'/>\n"
     "  <string id='ev1' value='Hello %1 %2'/><string id='task.conn' value='Connection'/>\n"
+    "  <string id='op.parse' value=' Parsing '/><string id='blank' value=' '/>\n"
     " </stringTable></resources>\n"
     "</localization>\n"
     "</instrumentationManifest>\n";
@@ -532,17 +542,25 @@ static void test_naming(void) {
     uint32_t np = 0;
     ETW_CHECK_INT(load_str(m, naming_xml, "naming.man", &np), ETW_OK);
     ETW_CHECK_INT(np, 1);
-    ETW_CHECK_INT(etw_manifest_event_count(m), 9);
-    ETW_CHECK_INT(g.n, 0);
+    ETW_CHECK_INT(etw_manifest_event_count(m), 11);
+    /* one warning for the file's three references that resolve nowhere
+     * (task.req.nowhere, missing, nope), naming the first */
+    ETW_CHECK_INT(g.n, 1);
+    ETW_CHECK(strstr(g.last, "naming.man:") != NULL);
+    ETW_CHECK(strstr(g.last, "3 string references") != NULL);
+    ETW_CHECK(strstr(g.last, "$(string.task.req.nowhere)") != NULL);
     etw_cache *c;
     ETW_CHECK_INT(etw_cache_new(&c, NULL), ETW_OK);
     const etw_schema *s;
 
-    /* task + task-scoped opcode (shadows the provider's Accept = 21) */
+    /* task + task-scoped opcode (shadows the provider's Accept = 21); the
+     * task by its message, the opcode (no message) by its name */
     s = resolve(m, c, &TEST_GUID, 1, 0);
     ETW_CHECK(s != NULL);
     if (s) {
-        ETW_CHECK_STR(s->event_name, "Conn/Accept");
+        ETW_CHECK_STR(s->event_name, "Connection/Accept");
+        ETW_CHECK_STR(s->task_name, "Connection");
+        ETW_CHECK_STR(s->opcode_name, "Accept");
         ETW_CHECK_INT(s->opcode, 20);
         ETW_CHECK_INT(s->task, 7);
         ETW_CHECK_INT(s->keywords, 0x100000001ull);
@@ -560,7 +578,7 @@ static void test_naming(void) {
             ETW_CHECK_INT(a->map->entries[0].value, 1);
             ETW_CHECK_STR(a->map->entries[0].name, "One"); /* trimmed */
             ETW_CHECK_STR(a->map->entries[1].name, "Two");
-            ETW_CHECK_STR(a->map->entries[2].name, "$(string.missing)"); /* unresolved: literal */
+            ETW_CHECK_STR(a->map->entries[2].name, "3"); /* resolves nowhere: no message, the value */
             ETW_CHECK_STR(a->map->entries[3].name, "literal");
         }
         const etw_property *f = prop(s, "F");
@@ -603,8 +621,8 @@ static void test_naming(void) {
     if (s) {
         ETW_CHECK_STR(s->event_name, "Req");
         ETW_CHECK(s->opcode_name == NULL);
-        ETW_CHECK_STR(s->task_name, "Req");
-        ETW_CHECK_STR(s->message, "x One  y $(string.nope) z");
+        ETW_CHECK_STR(s->task_name, "Req"); /* its message resolves nowhere: the name */
+        ETW_CHECK(s->message == NULL);      /* a reference resolves nowhere: no message */
     }
     ETW_CHECK(s != NULL);
     /* no task: the symbol, even with an opcode */
@@ -624,7 +642,8 @@ static void test_naming(void) {
     ETW_CHECK(resolve(m, c, &TEST_GUID, 8, 0) == NULL);
     s = resolve(m, c, &TEST_GUID, 8, 3);
     if (s) {
-        ETW_CHECK_STR(s->event_name, "Conn/Parse");
+        ETW_CHECK_STR(s->event_name, "Connection/Parsing"); /* message trimmed */
+        ETW_CHECK_STR(s->opcode_name, "Parsing");
         ETW_CHECK_INT(s->keywords, 0x0001000000000000ull);
     }
     ETW_CHECK(s != NULL);
@@ -632,10 +651,22 @@ static void test_naming(void) {
     s = resolve(m, c, &TEST_GUID, 9, 0);
     if (s) {
         ETW_CHECK_STR(s->event_name, "E9");
+        ETW_CHECK_STR(s->opcode_name, "Receive");
         ETW_CHECK_INT(s->opcode, 240);
         ETW_CHECK_INT(s->task, 0);
         ETW_CHECK_INT(s->level, 2);
     }
+    ETW_CHECK(s != NULL);
+    /* a message that is blank: the name; the data-collection opcodes by
+     * their winmeta.xml display names */
+    s = resolve(m, c, &TEST_GUID, 10, 0);
+    if (s) {
+        ETW_CHECK_STR(s->event_name, "Blank/DCStart");
+        ETW_CHECK_INT(s->opcode, 3);
+    }
+    ETW_CHECK(s != NULL);
+    s = resolve(m, c, &TEST_GUID, 11, 0);
+    if (s) ETW_CHECK_STR(s->event_name, "Req/DCStop");
     ETW_CHECK(s != NULL);
     etw_cache_free(c);
     etw_manifest_set_free(m);

@@ -156,6 +156,26 @@ const char *etw_decoder_payload_problem(etw_decoder *d, const etw_event *ev, con
  * kernel thread -> process table: fixed once allocated). */
 size_t etw_decoder_state_bytes(const etw_decoder *d);
 
+/* The names of ev as every output shows them (docs/json-output.md, keys
+ * "provider" and "event"): the JSON writer uses this, and so should any list
+ * of providers or events a program prints, so that the names agree. s is
+ * ev's schema from etw_decoder_resolve, or NULL when there is none; without
+ * a schema the contract's fallbacks are used ("Windows Kernel" and
+ * Group/Opcode(N) for kernel records, the GUID and EventID(N) for others).
+ * The names are UTF-8, not NUL-terminated, borrowed from ev, s or *out
+ * itself (so *out must not be copied and must outlive their use). */
+#define ETW_EVENT_NAMES_BUF 128
+typedef struct etw_event_names {
+    const char *provider;
+    size_t provider_len;
+    const char *event;
+    size_t event_len;
+    char provider_buf[ETW_EVENT_NAMES_BUF]; /* fallback names are built here */
+    char event_buf[ETW_EVENT_NAMES_BUF];
+} etw_event_names;
+
+void etw_event_names_get(const etw_event *ev, const etw_schema *s, etw_event_names *out);
+
 const etw_decoder_stats *etw_decoder_stats_get(const etw_decoder *d);
 
 #ifdef __cplusplus

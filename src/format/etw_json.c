@@ -187,20 +187,14 @@ etw_status etw_json_event(etw_json *j, const etw_reader *r, const etw_event *ev,
         etw_decoder_resolve(j->opt.decoder, ev, &schema, &error);
     etw_text_puts(t, "{\"time\":");
     time_value(t, ev->timestamp);
+    etw_event_names names;
+    etw_event_names_get(ev, schema, &names);
     key(t, "provider");
-    const char *pname;
-    size_t plen;
-    if (etw_decoder_provider_name(ev, schema, &pname, &plen) == ETW_OK)
-        etw_text_json_utf8(t, pname, plen);
-    else
-        etw_names_provider(t, ev);
+    etw_text_json_utf8(t, names.provider, names.provider_len);
     key(t, "provider_guid");
     guid_value(t, &ev->provider);
     key(t, "event");
-    if (schema && schema->event_name)
-        etw_text_json_utf8(t, schema->event_name, strlen(schema->event_name));
-    else
-        etw_names_event(t, ev);
+    etw_text_json_utf8(t, names.event, names.event_len);
     u64_field(t, "id", ev->id);
     u64_field(t, "version", ev->version);
     u64_field(t, "level", ev->level);

@@ -340,6 +340,7 @@ typedef struct p_event {
 /* tasks, opcodes, keywords, levels, channels */
 typedef struct p_named {
     const char *name, *value, *extra;
+    const char *message; /* the display name (tasks, opcodes) */
     int32_t task; /* opcodes: the task they are scoped to, or -1 */
     uint32_t line;
     uint8_t import;
@@ -419,6 +420,12 @@ typedef struct loader {
     /* compilation */
     nametab names, strtab, reftab;
     uint8_t warned_in, warned_out;
+    /* $(string.X) references the string table does not resolve: the first
+     * one (reported once per document, with the count) */
+    uint64_t unresolved;
+    const char *unresolved_ref;
+    size_t unresolved_len;
+    uint32_t unresolved_line;
 } loader;
 
 static uint32_t cur_line(loader *L) {
@@ -598,9 +605,9 @@ static uint8_t start_item(loader *L, const XML_Char **atts, uint8_t k) {
 
 static p_named *push_named(loader *L, vec *v, const XML_Char **atts, const char *n0, const char *n1,
                            const char *n2) {
-    const char *names[3] = {n0, n1, n2};
-    const char *a[3];
-    if (!get_attrs(L, atts, names, a, n2 ? 3 : 2)) return NULL;
+    const char *names[4] = {n0, n1, "message", n2};
+    const char *a[4];
+    if (!get_attrs(L, atts, names, a, n2 ? 4 : 3)) return NULL;
     uint32_t line = cur_line(L);
     p_named *e = vec_push(L, v, sizeof *e);
     if (!e) {
@@ -609,7 +616,8 @@ static p_named *push_named(loader *L, vec *v, const XML_Char **atts, const char 
     }
     e->name = a[0];
     e->value = a[1];
-    e->extra = n2 ? a[2] : NULL;
+    e->message = a[2];
+    e->extra = n2 ? a[3] : NULL;
     e->task = -1;
     e->line = line;
     return e;
@@ -812,9 +820,12 @@ static const char *nz(const char *s) { return s ? s : ""; }
 
 /* ---- compilation ------------------------------------------------------------- */
 
-/* Resolve every $(string.ID) of s through the string table; references that
- * do not resolve keep their text. Returns s itself when it has none. */
-static const char *resolve_text(loader *L, const char *s) {
+/* Resolve every $(string.ID) of s through the string table. A reference
+ * that does not resolve keeps its text, sets *missing and is counted for
+ * the document's warning (line: where s was written). Returns s itself
+ * when it has none; NULL on NOMEM. */
+static const char *resolve_text(loader *L, const char *s, uint32_t line, int *missing) {
+    *missing = 0;
     if (!s || !strstr(s, "$(")) return s;
     static const char pre[] = "$(string.";
     const size_t pl = sizeof pre - 1;
@@ -848,6 +859,14 @@ static const char *resolve_text(loader *L, const char *s) {
             } else {
                 rep = q;
                 rl = (size_t)(close + 1 - q);
+                if (pass == 0) {
+                    *missing = 1;
+                    if (L->unresolved++ == 0) {
+                        L->unresolved_ref = q;
+                        L->unresolved_len = rl;
+                        L->unresolved_line = line;
+                    }
+                }
             }
             if (out) memcpy(out + o, rep, rl);
             o += rl;
@@ -887,13 +906,14 @@ static int ent_key_cmp(const void *a, const void *b) {
  * (TDH returns manifest map strings with a trailing space; PerfView prints
  * them without). */
 static const char *map_name(loader *L, const p_mapent *e, uint64_t v) {
-    if (!e->message) {
+    int missing = 0;
+    const char *r = e->message ? resolve_text(L, e->message, e->line, &missing) : NULL;
+    if (e->message && !r) return NULL;
+    if (!r || missing) { /* no message (or one that resolves nowhere): the value */
         char buf[24];
         snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
         return ar_strdup(&L->doc->ar, buf);
     }
-    const char *r = resolve_text(L, e->message);
-    if (!r) return NULL;
     size_t n;
     const char *t = trim(r, &n);
     if (t == r && t[n] == 0) return r;
@@ -1186,6 +1206,8 @@ static int num_attr(const char *s, uint64_t max, uint64_t *v) {
  * the document arena). */
 typedef struct c_prov_tables {
     const p_named *tasks;
+    const char **task_display;   /* display names (display_name) */
+    const char **opcode_display;
     uint64_t *task_values;
     uint64_t *opcode_values;
     uint64_t *level_values;
@@ -1234,7 +1256,7 @@ static int compile_event(loader *L, p_provider *pp, const p_event *pe, const c_p
         } else if (lookup(L, S_TASK, pe->task, &idx)) {
             task = (int32_t)idx;
             e->task = (uint16_t)pt->task_values[idx];
-            e->task_name = pt->tasks[idx].name;
+            e->task_name = pt->task_display[idx];
         } else {
             WARN(L, ETW_E_NOT_FOUND, pe->line, "provider %s: event %u: unknown task \"%s\"", nz(pp->name), e->id,
                  pe->task);
@@ -1250,13 +1272,9 @@ static int compile_event(loader *L, p_provider *pp, const p_event *pe, const c_p
         } else if ((task >= 0 && lookup(L, SCOPE_OPCODE(task + 1), pe->opcode, &idx)) ||
                    lookup(L, SCOPE_OPCODE(0), pe->opcode, &idx)) {
             e->opcode = (uint8_t)pt->opcode_values[idx];
-            e->opcode_name = VAT(p_named, &pp->opcodes, idx).name;
+            e->opcode_name = pt->opcode_display[idx];
         } else if (etw_mf_std_opcode(on, &e->opcode)) {
-            e->opcode_name = etw_mf_local(on);
-            if (on[ol] != 0) { /* trailing white space */
-                e->opcode_name = ar_strndup(&L->doc->ar, e->opcode_name, ol - (size_t)(e->opcode_name - on));
-                if (!e->opcode_name) return -1;
-            }
+            e->opcode_name = etw_mf_std_opcode_display(on); /* attributes come trimmed */
         } else {
             WARN(L, ETW_E_NOT_FOUND, pe->line, "provider %s: event %u: unknown opcode \"%s\"", nz(pp->name),
                  e->id, pe->opcode);
@@ -1325,10 +1343,12 @@ static int compile_event(loader *L, p_provider *pp, const p_event *pe, const c_p
     }
     /* message */
     if (pe->message) {
-        e->message = resolve_text(L, pe->message);
+        int missing;
+        e->message = resolve_text(L, pe->message, pe->line, &missing);
         if (!e->message) return -1;
+        if (missing) e->message = NULL; /* a message that resolves nowhere is none */
     }
-    /* name (docs/json-output.md): Task/Opcode, Task alone for opcode 0,
+    /* name (docs/json-output.md): Task/Opcode from their display names, Task alone for opcode 0,
      * the symbol when there is no task, else EventID(N) */
     const char *sym = NULL;
     if (pe->symbol) {
@@ -1380,6 +1400,23 @@ static void put_named(loader *L, const p_provider *pp, const vec *v, uint32_t sc
     }
 }
 
+/* The name TDH shows for a task or opcode (docs/json-output.md, "event"):
+ * its message resolved in the string table, without surrounding white
+ * space; its name where it has no message, or one that is empty or
+ * resolves nowhere. "" for an item with neither. NULL on NOMEM. */
+static const char *display_name(loader *L, const p_named *x) {
+    const char *fallback = x->name ? x->name : "";
+    if (!x->message) return fallback;
+    int missing;
+    const char *r = resolve_text(L, x->message, x->line, &missing);
+    if (!r) return NULL;
+    size_t n;
+    const char *t = trim(r, &n);
+    if (missing || n == 0) return fallback;
+    if (t[n] == 0) return t;
+    return ar_strndup(&L->doc->ar, t, n);
+}
+
 /* Compile provider pp. *out = NULL when it is skipped. 0 on NOMEM. */
 static int compile_provider(loader *L, p_provider *pp, mf_provider **out) {
     *out = NULL;
@@ -1412,6 +1449,13 @@ static int compile_provider(loader *L, p_provider *pp, mf_provider **out) {
     put_named(L, pp, &pp->opcodes, S_OPCODE, "opcode", 0xFF, pt.opcode_values);
     put_named(L, pp, &pp->keywords, S_KEYWORD, "keyword", UINT64_MAX, pt.keyword_masks);
     put_named(L, pp, &pp->levels, S_LEVEL, "level", 0xFF, pt.level_values);
+    pt.task_display = ar_alloc(ar, (size_t)pp->tasks.n * sizeof(const char *));
+    pt.opcode_display = ar_alloc(ar, (size_t)pp->opcodes.n * sizeof(const char *));
+    if (!pt.task_display || !pt.opcode_display) return 0;
+    for (uint32_t i = 0; i < pp->tasks.n; i++)
+        if (!(pt.task_display[i] = display_name(L, &VAT(p_named, &pp->tasks, i)))) return 0;
+    for (uint32_t i = 0; i < pp->opcodes.n; i++)
+        if (!(pt.opcode_display[i] = display_name(L, &VAT(p_named, &pp->opcodes, i)))) return 0;
 
     /* channels: chid (or name) -> value; missing values numbered from 16 */
     {
@@ -1672,6 +1716,12 @@ static etw_status commit(loader *L, uint32_t *loaded) {
         }
         if (p) compiled[nc++] = p;
     }
+    if (L->unresolved)
+        WARN(L, ETW_E_NOT_FOUND, L->unresolved_line,
+             "%llu string reference%s resolve%s in no string table of this file (the first: %.*s); "
+             "names fall back to the name attribute and such messages are left out",
+             (unsigned long long)L->unresolved, L->unresolved == 1 ? "" : "s", L->unresolved == 1 ? "s" : "",
+             (int)(L->unresolved_len > 200 ? 200 : L->unresolved_len), L->unresolved_ref);
     if (!prov_reserve(m, nc)) {
         etw_free(&m->al, compiled);
         return ETW_E_NOMEM;

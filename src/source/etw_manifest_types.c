@@ -116,6 +116,15 @@ static const name_num std_opcodes[] = {
     {"Suspend", 8, 0},  {"Send", 9, 0},      {"Receive", 240, 0},
 };
 
+/* Display names of the predefined opcodes: winmeta.xml's opcode messages
+ * resolved in its string table (the names TDH reports as OpcodeName). Only
+ * the two data-collection opcodes differ from their names (win:DC_Start is
+ * shown as DCStart). Indexed like std_opcodes. */
+static const char *const std_opcode_display[] = {
+    "Info",    "Start", "Stop", "DCStart", "DCStop", "Extension",
+    "Reply",   "Resume", "Suspend", "Send", "Receive",
+};
+
 static const name_num std_channels[] = {
     {"TraceClassic", 0, 0}, {"System", 8, 0},        {"Application", 9, 0},
     {"Security", 10, 0},    {"TraceLogging", 11, 0}, {"ProviderMetadata", 12, 0},
@@ -139,6 +148,8 @@ static const name_mask std_keywords[] = {
 };
 
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+_Static_assert(COUNT_OF(std_opcode_display) == COUNT_OF(std_opcodes), "one display name per opcode");
 
 static int is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
@@ -269,6 +280,12 @@ int etw_mf_std_opcode(const char *name, uint8_t *value) {
     if (!e) return 0;
     *value = (uint8_t)e->value;
     return 1;
+}
+
+const char *etw_mf_std_opcode_display(const char *name) {
+    const char *l = std_local(name);
+    const name_num *e = l ? find(std_opcodes, COUNT_OF(std_opcodes), l) : NULL;
+    return e ? std_opcode_display[e - std_opcodes] : NULL;
 }
 
 int etw_mf_std_channel(const char *name, uint8_t *value) {

@@ -33,6 +33,10 @@ int etw_mf_std_keyword(const char *name, uint64_t *mask);
 int etw_mf_std_channel(const char *name, uint8_t *value);
 int etw_mf_std_task(const char *name, uint16_t *value);
 
+/* The display name of a predefined opcode ("win:DC_Start" -> "DCStart",
+ * "win:Start" -> "Start"), or NULL when the name is not predefined. */
+const char *etw_mf_std_opcode_display(const char *name);
+
 /* A number: decimal, or hex with 0x/0X. Leading and trailing XML white
  * space is allowed. 1 when the whole text is one number that fits 64 bits
  * ("0x" alone reads as 0, as PerfView tolerates), 0 otherwise. */
