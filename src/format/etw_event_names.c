@@ -91,6 +91,18 @@ static size_t fallback_event(const etw_event *ev, char *buf, size_t cap) {
     return b.len;
 }
 
+void etw_names_provider(etw_text *t, const etw_event *ev) {
+    char buf[ETW_EVENT_NAMES_BUF];
+    size_t n = fallback_provider(ev, buf, sizeof buf);
+    etw_text_json_utf8(t, buf, n);
+}
+
+void etw_names_event(etw_text *t, const etw_event *ev) {
+    char buf[ETW_EVENT_NAMES_BUF];
+    size_t n = fallback_event(ev, buf, sizeof buf);
+    etw_text_json_utf8(t, buf, n);
+}
+
 void etw_event_names_get(const etw_event *ev, const etw_schema *s, etw_event_names *out) {
     if (!out) return;
     out->provider = out->event = "";
