@@ -11,7 +11,15 @@
  *          starts with ClassGuid, UpperFilterCount, LowerFilterCount and adds
  *          PdoName, ServiceName; v5 adds DevStatus, DevProblem) and snail-server
  *          (the filter name arrays, counted by the two counts);
- *   Platform v2: kernel-mof.md §4.2.
+ *   Platform v2: kernel-mof.md §4.2;
+ *   OpticalDisk v2, DPI v2, IRQ v3: System Informer's ntwmi.h (MIT; the
+ *          OPTICAL_MEDIA_RECORD, WMI_DPI_RECORD and WMI_IRQ_RECORD structs, whose
+ *          member names are used), consistent with net.4.5.2.x64.etl's records
+ *          (OpticalDisk: BytesPerSector 2048 at offset 56, then "D:", "UDF" in
+ *          UTF-16 and "Virtual CD/ROM", "Msft" in 8-bit characters, kept as
+ *          Data; DPI: 96, 96). IRQ v3 has IRQGroup and Reserved (u16 each)
+ *          before IRQNum, which puts DeviceDescriptionLen at 16 as TraceEvent
+ *          reads it.
  * Names: shared/docs/kernel/naming.md (PerfView's; the MOF event type names
  * for the types PerfView has no template for).
  * pid/tid (kernel-mof.md §6): Services v2+ names the service's process.
@@ -151,13 +159,31 @@ static const etw_property p_network[] = {
     ETW_KU32("TcpTimedWaitDelay"),
 };
 
-/* IRQ (21), v0-v2 (v3 moves DeviceDescriptionLen to offset 16: not listed,
- * its fields between are not known from a public source). */
+/* IRQ (21), v0-v2; v3 adds the processor group. */
 static const uint8_t t_irq[] = {21};
 static const etw_property p_irq[] = {
     ETW_KX64("IRQAffinity"), ETW_KU32("IRQNum"), ETW_KU32("DeviceDescriptionLen"),
     ETW_KWSTR("DeviceDescription"),
 };
+static const etw_property p_irq_v3[] = {
+    ETW_KX64("IRQAffinity"), ETW_KU16("IRQGroup"), ETW_KU16("Reserved"), ETW_KU32("IRQNum"),
+    ETW_KU32("DeviceDescriptionLen"), ETW_KWSTR("DeviceDescription"),
+};
+
+/* OpticalDisk (18), v2: a fixed part, then strings kept as bytes. */
+static const uint8_t t_optical[] = {18};
+static const etw_property p_optical[] = {
+    ETW_KU16("DiskNumber"), ETW_KU16("BusType"), ETW_KU16("DeviceType"), ETW_KU16("MediaType"),
+    ETW_KU64("StartingOffset"), ETW_KU64("Size"), ETW_KU64("NumberOfFreeBlocks"),
+    ETW_KU64("TotalNumberOfBlocks"), ETW_KU64("NextWritableAddress"), ETW_KU32("NumberOfSessions"),
+    ETW_KU32("NumberOfTracks"), ETW_KU32("BytesPerSector"), ETW_KU16("DiscStatus"),
+    ETW_KU16("LastSessionStatus"),
+    { .name = "Data", .in_type = ETW_INTYPE_BINARY, .flags = ETW_PROP_LENGTH_TO_END },
+};
+
+/* DPI (28), v2. */
+static const uint8_t t_dpi[] = {28};
+static const etw_property p_dpi[] = {ETW_KU32("MachineDPI"), ETW_KU32("UserDPI")};
 
 /* PnP (22) */
 static const uint8_t t_pnp[] = {22};
@@ -221,6 +247,9 @@ static const etw_kernel_layout sysconfig_layouts[] = {
     ETW_KLAYOUT("SystemConfig_V0_IRQ", 0, t_irq, p_irq),
     ETW_KLAYOUT("SystemConfig_V1_IRQ", 1, t_irq, p_irq),
     ETW_KLAYOUT("SystemConfig_IRQ", 2, t_irq, p_irq),
+    ETW_KLAYOUT("SystemConfig_V3_IRQ", 3, t_irq, p_irq_v3),
+    ETW_KLAYOUT("SystemConfig_OpticalDisk", 2, t_optical, p_optical),
+    ETW_KLAYOUT("SystemConfig_DPI", 2, t_dpi, p_dpi),
     ETW_KLAYOUT("SystemConfig_V0_PnP", 0, t_pnp, p_pnp_v0),
     ETW_KLAYOUT("SystemConfig_V1_PnP", 1, t_pnp, p_pnp_v0),
     ETW_KLAYOUT("SystemConfig_PnP", 2, t_pnp, p_pnp_v0),
