@@ -637,6 +637,48 @@ static void test_decompression_bomb(void) {
     free(f.p);
 }
 
+/* A processor's memory does not stay at its high-water mark: one buffer
+ * that decompresses to 4 MiB, then small ones; once those are read the
+ * reader holds far less than 4 MiB. */
+static void test_stream_memory_shrinks(void) {
+    etl_builder e = {NULL, 0, 0};
+    uint64_t raw = 0;
+    if (!eb_header(&e, 1, 0x2c, &raw)) {
+        ETW_CHECK(!"header");
+        free(e.p);
+        return;
+    }
+    wr32(e.p + LF_PAYLOAD, 16u << 20); /* the trace's BufferSize: 16 MiB */
+    uint64_t big = e.n;
+    eb_bomb(&e, 0, 112, 4u << 20, 0x2c, raw);
+    for (int i = 0; i < 20; i++) eb_bomb(&e, 0, 112, 4096, 0x2c, raw);
+    counting_alloc ca = {0, 0, (size_t)256 << 20, 0};
+    etw_allocator a = {ca_alloc, ca_free, &ca};
+    etw_reader_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.allocator = &a;
+    etw_reader *r;
+    ETW_CHECK_INT(etw_reader_open_memory(&r, e.p, e.n, &opt), ETW_OK);
+    if (r) {
+        etw_event ev;
+        size_t events = 0, after = 0;
+        size_t live_during_big = 0;
+        while (etw_reader_next(r, &ev) == ETW_OK) {
+            events++;
+            if (ev.buffer_file_offset == big) live_during_big = ca.live;
+            if (ev.buffer_file_offset > big) after++;
+        }
+        printf("  high-water: %zu bytes live while the 4 MiB buffer is read, %zu after the small ones\n",
+               live_during_big, ca.live);
+        ETW_CHECK(live_during_big >= (4u << 20));
+        ETW_CHECK_INT(after, 20);
+        ETW_CHECK(ca.live < (1u << 20));
+        etw_reader_close(r);
+    }
+    ETW_CHECK_INT(ca.live, 0);
+    free(e.p);
+}
+
 /* ------------------------------------------------------------------------ */
 /* 6. Resync cost                                                           */
 /* ------------------------------------------------------------------------ */
@@ -716,6 +758,7 @@ int main(void) {
     ETW_RUN(test_lying_first_last);
     ETW_RUN(test_impossible_timestamps);
     ETW_RUN(test_decompression_bomb);
+    ETW_RUN(test_stream_memory_shrinks);
     ETW_RUN(test_resync_cost);
     return ETW_TEST_DONE();
 }
