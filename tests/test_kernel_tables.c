@@ -449,6 +449,13 @@ static const expected_offset k_offsets[] = {
     {"TcpIp", "TcpIp_TypeGroup2", 2, "seqnum", 36, 36, MOF},
     {"TcpIp", "TcpIp_TypeGroup2", 2, "connid", 40, 40, MOF},
     {"TcpIp", "TcpIp_TypeGroup2", 2, NULL, 44, 48, MOF},
+    /* TraceEvent TcpIpTraceData (v0: 20 bytes, size at 12, PID at 16) and
+     * TcpIpConnectTraceData (v2: seqnum at 36, connid at 40, HostOffset(44,1)) */
+    {"TcpIp", "TcpIp_V0_TypeGroup1", 0, "dport", 8, 8, TEV},
+    {"TcpIp", "TcpIp_V0_TypeGroup1", 0, "size", 12, 12, TEV},
+    {"TcpIp", "TcpIp_V0_TypeGroup1", 0, "PID", 16, 16, TEV},
+    {"TcpIp", "TcpIp_V0_TypeGroup1", 0, NULL, 20, 20, TEV},
+    {"TcpIp", "TcpIp_TypeGroup2", 2, "sndwinscale", 34, 34, TEV},
     {"TcpIp", "TcpIp_TypeGroup4", 2, "connid", 64, 64, MOF},
     {"TcpIp", "TcpIp_TypeGroup4", 2, NULL, 68, 72, MOF},
     {"TcpIp", "TcpIp_V1_Receive", 1, "connid", 20, 20, MOF},
