@@ -99,13 +99,15 @@ def open(path, manifests=(), *, raw=False, no_manifest_events=False, max_events=
     return _Events(path, manifests, options, filters)
 
 
-def to_pandas(path, manifests=(), **kwargs):
+def to_pandas(path, manifests=(), *, expand=None, **kwargs):
     """The events of a trace as a pandas DataFrame: the header keys as
     columns (``time`` as datetime64[ns, UTC]), and a ``fields`` column of
     dicts -- or one column per field when the selected events are all of one
-    kind (one provider and event name)."""
+    kind (one provider and event name), or when expand=True (the union of
+    the fields; expand=False keeps the dicts). kwargs: as open()."""
     from ._frames import events_to_frame
-    return events_to_frame(open(path, manifests, **kwargs))
+    with open(path, manifests, **kwargs) as events:
+        return events_to_frame(events, expand=expand)
 
 
 def stats(path):

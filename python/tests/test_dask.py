@@ -89,17 +89,6 @@ def etwdump_by_event(name):
     return c
 
 
-@pytest.fixture(scope="module")
-def client():
-    distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=":0", silence_logs=40)
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
-
-
 def test_local_cluster_counts_equal_etwdump_stats(client):
     # all traces, the larger ones split by time (1 MiB blocks)
     df = ed.read_etl(DATA, manifests=ALL_MANIFESTS, blocksize="1MiB")
