@@ -13,7 +13,18 @@
  *                 payload); data/size hold its bytes when they are known. If
  *                 its size is known decoding goes on after it; otherwise the
  *                 UNSUPPORTED value takes the rest of the payload and the
- *                 enumeration ends.
+ *                 enumeration ends. Also, as an element (in_array, size 0,
+ *                 array_index = the first element left out), the elements
+ *                 of an array left out after one that took no payload byte
+ *                 (each would be the same again); the array then ends and
+ *                 decoding goes on after it.
+ *
+ * Output bounds (docs/limits.md): an array element that takes no payload
+ * byte is followed by no other (the rest of the array is the UNSUPPORTED
+ * element above), and one event yields at most ETW_ZERO_ITEMS_BASE + its
+ * payload size items that take no payload byte (END markers and the
+ * STRUCT_BEGIN of array elements are not counted); past that the next
+ * property or element is UNSUPPORTED and the enumeration ends.
  *
  * Every read is bounded by the payload; strings and binaries are borrowed
  * (data/size point into the event's user data). Nothing is allocated: the
@@ -42,6 +53,14 @@ extern "C" {
 /* Deepest struct/array nesting the cursor follows; deeper schemas decode
  * the too-deep property as UNSUPPORTED. */
 #define ETW_DECODE_MAX_DEPTH 32
+
+/* Items taking no payload byte an event may yield beyond one per payload
+ * byte: MAX_EVENT_DATA_DESCRIPTORS (evntprov.h), the most data blocks one
+ * EventWrite call takes, so the most empty values a real event can carry
+ * that no payload byte pays for. */
+#ifndef ETW_ZERO_ITEMS_BASE
+#define ETW_ZERO_ITEMS_BASE 128u
+#endif
 
 typedef enum etw_value_kind {
     ETW_VALUE_SCALAR = 0,
@@ -75,6 +94,7 @@ typedef struct etw_decode_frame {
     uint16_t prop;    /* the struct/array property this frame belongs to */
     uint32_t elems;   /* array: number of elements; struct: 0 */
     uint32_t elem;    /* array: current element */
+    uint32_t elem_pos; /* array: payload position where the current element began */
     uint8_t kind;     /* 0 level of properties, 1 array of scalars, 2 array of structs */
 } etw_decode_frame;
 
@@ -86,7 +106,8 @@ typedef struct etw_decode_cursor {
     uint8_t pointer_size;
     uint8_t done;
     uint16_t depth;
-    uint32_t zero_items;      /* items so far that consumed no payload byte */
+    uint32_t zero_items;      /* counted items so far that consumed no payload byte */
+    uint32_t zero_max;        /* ETW_ZERO_ITEMS_BASE + payload size */
     uint64_t *refs;           /* scratch: last integer value of each property */
     size_t refs_len;
     etw_decode_frame stack[ETW_DECODE_MAX_DEPTH + 1];

@@ -17,12 +17,19 @@
  *     left and more than ETW_ARRAY_CAP) is clamped to max(bytes left,
  *     ETW_ARRAY_CAP): an element that takes at least one byte cannot exceed
  *     the bytes left, one that takes none is capped;
- *   - an event may emit at most ETW_ZERO_ITEMS_MAX items that consume no
- *     payload byte (markers, NULL values, empty strings at the end, ...);
- *     beyond that (nested zero-size arrays) the next property or element is
- *     UNSUPPORTED and the enumeration ends.
- * So the number of items of one event is at most payload bytes +
- * ETW_ZERO_ITEMS_MAX + a few.
+ *   - an array element that consumed no payload byte leaves the cursor as
+ *     it found it (no byte read, no reference changed), so every later
+ *     element would be the same again: they are replaced by one UNSUPPORTED
+ *     element and the array ends;
+ *   - an event may emit at most zero_max = ETW_ZERO_ITEMS_BASE + payload
+ *     bytes counted items that consume no payload byte (BEGIN markers of
+ *     properties, NULL values, empty strings at the end, ...; END markers and
+ *     the BEGIN of an array's struct element are not counted: each pairs
+ *     with a counted item or with an element that took a byte); beyond that
+ *     the next property or element is UNSUPPORTED and the enumeration ends.
+ * So the items of one event are at most a small multiple (the nesting
+ * depth) of payload bytes + ETW_ZERO_ITEMS_BASE, and its JSON is at most
+ * that many names (each at most ETW_NAME_MAX bytes, etw_cache.h) and values.
  */
 #include "etwdecode/etw_decode.h"
 
@@ -34,9 +41,6 @@
  * more inputs per second). */
 #ifndef ETW_ARRAY_CAP
 #define ETW_ARRAY_CAP 65535u
-#endif
-#ifndef ETW_ZERO_ITEMS_MAX
-#define ETW_ZERO_ITEMS_MAX (1u << 18)
 #endif
 
 enum { FR_LEVEL = 0, FR_ARRAY = 1, FR_ARRAY_STRUCT = 2 };
@@ -132,6 +136,7 @@ etw_status etw_decode_begin(etw_decode_cursor *c, const etw_schema *s,
     c->done = 0;
     c->depth = 0;
     c->zero_items = 0;
+    c->zero_max = c->size > UINT32_MAX - ETW_ZERO_ITEMS_BASE ? UINT32_MAX : ETW_ZERO_ITEMS_BASE + c->size;
     c->refs = refs;
     c->refs_len = refs_len;
     if (s->prop_count) memset(refs, 0, (size_t)s->prop_count * sizeof *refs);
@@ -430,7 +435,7 @@ static etw_status property(etw_decode_cursor *c, etw_value *v, uint32_t idx) {
     int is_struct = (p->flags & ETW_PROP_STRUCT) != 0;
 
     value_init(c, v, ETW_VALUE_SCALAR, p);
-    if (c->zero_items >= ETW_ZERO_ITEMS_MAX) {
+    if (c->zero_items >= c->zero_max) {
         if (is_struct) v->in_type = ETW_INTYPE_RESERVED24;
         return take_rest(c, v);
     }
@@ -461,6 +466,7 @@ static etw_status property(etw_decode_cursor *c, etw_value *v, uint32_t idx) {
         f->prop = (uint16_t)idx;
         f->elems = (uint32_t)n;
         f->elem = 0;
+        f->elem_pos = c->pos;
         f->kind = is_struct ? FR_ARRAY_STRUCT : FR_ARRAY;
         return ETW_OK;
     }
@@ -521,10 +527,17 @@ static etw_status next_item(etw_decode_cursor *c, etw_value *v) {
     v->in_array = 1;
     v->array_index = f->elem;
     v->array_count = f->elems;
-    if (c->zero_items >= ETW_ZERO_ITEMS_MAX) {
-        if (f->kind == FR_ARRAY_STRUCT) v->in_type = ETW_INTYPE_RESERVED24;
-        return take_rest(c, v);
+    if (f->kind == FR_ARRAY_STRUCT) v->in_type = ETW_INTYPE_RESERVED24;
+    if (c->zero_items >= c->zero_max) return take_rest(c, v);
+    if (f->elem > 0 && c->pos == f->elem_pos) {
+        /* the previous element took no byte: the rest would repeat it */
+        v->kind = ETW_VALUE_UNSUPPORTED;
+        v->data = c->data + c->pos;
+        v->size = 0;
+        f->elem = f->elems;
+        return ETW_OK;
     }
+    f->elem_pos = c->pos;
     if (f->kind == FR_ARRAY_STRUCT) {
         v->kind = ETW_VALUE_STRUCT_BEGIN;
         v->in_type = ETW_INTYPE_RESERVED24;
@@ -541,7 +554,10 @@ etw_status etw_decode_next(etw_decode_cursor *c, etw_value *v) {
     if (c->done) return ETW_END;
     uint32_t pos0 = c->pos;
     etw_status st = next_item(c, v);
-    if (c->pos == pos0) c->zero_items++;
+    /* END markers and the BEGIN of a struct element are not counted */
+    if (st == ETW_OK && c->pos == pos0 && v->kind != ETW_VALUE_STRUCT_END &&
+        v->kind != ETW_VALUE_ARRAY_END && !(v->kind == ETW_VALUE_STRUCT_BEGIN && v->in_array))
+        c->zero_items++;
     return st;
 }
 
