@@ -36,12 +36,13 @@ def amplifier(man, name_len=1 << 15, items=65535):
 
 
 def duplicates(man):
-    """9.6: in each template of four fields or more, the second and third
+    """9.6: in each template of four fields or more (and no length or count
+    that names a field), the second and third
     fields take the first one's name and the fourth that name + "_2" (which
     the renaming of the duplicates must step over)."""
     def dup(m):
         names = re.findall(r'<data name="([^"]+)"', m.group(0))
-        if len(names) < 4:
+        if len(names) < 4 or re.search(r'(length|count)="[A-Za-z]', m.group(0)):  # references by name
             return m.group(0)
         new = [names[0], names[0], names[0], names[0] + "_2"]
         it = iter(new)

@@ -408,6 +408,42 @@ with tempfile.TemporaryDirectory() as tmp:
     rc, evs, err = events(http_etl, "--messages", "-n", "50", "-m", os.path.join(DATA, "HTTP_Server.man"))
     check(rc == 0 and not any("message_cut" in e for e in evs), "real messages are not marked cut")
 
+    # 9.3: a 32 KB field name and 65535 zero-size structs with 4000-byte member
+    # names in every template; uncapped, 2 events are 525 MB of JSON
+    amp = os.path.join(tmp, "amp.man")
+    with open(amp, "w", encoding="utf-8") as f:
+        f.write(hostile_inputs.amplifier(http_man))
+    p = subprocess.run([ETWDUMP, "-m", amp, http_etl], capture_output=True, timeout=300)
+    lines = p.stdout.splitlines()
+    check(p.returncode == 0 and len(lines) == 2042, "amplifier: exit %d, %d lines" % (p.returncode, len(lines)))
+    check(len(p.stdout) < 16 * 1024 * 1024, "amplifier: %d bytes of JSON" % len(p.stdout))
+    amp_ev = [json.loads(x) for x in lines[1:50]]
+    f0 = [e["fields"] for e in amp_ev if e["provider"] == "Microsoft-Windows-HttpService"]
+    check(f0 and all(list(x)[0] == "N" * 512 for x in f0), "amplifier: the long name cut to 512 bytes")
+    arr = [x.get("S" * 64) for x in f0]
+    check(arr and all(a == [{"M" * 512: ""}, {"unsupported": "STRUCT", "raw": ""}] for a in arr),
+          "amplifier: zero-size elements stop after the first: %r" % (str(arr[:1])[:200],))
+
+    # 9.6: repeated field names get _N suffixes, never a repeated key
+    dup = os.path.join(tmp, "dup.man")
+    with open(dup, "w", encoding="utf-8") as f:
+        f.write(hostile_inputs.duplicates(http_man))
+    p = subprocess.run([ETWDUMP, "-m", dup, http_etl], capture_output=True, timeout=300)
+    repeated = []
+
+    def no_repeats(pairs):
+        keys = [k for k, _ in pairs]
+        if len(set(keys)) != len(keys):
+            repeated.append(keys)
+        return dict(pairs)
+    dup_ev = [json.loads(x, object_pairs_hook=no_repeats) for x in p.stdout.splitlines()]
+    check(p.returncode == 0 and len(dup_ev) == 2042, "duplicates: exit %d" % p.returncode)
+    check(not repeated, "duplicates: repeated keys %r" % repeated[:1])
+    renamed = [list(e["fields"])[:4] for e in dup_ev
+               if len(e["fields"]) >= 4 and list(e["fields"])[0] + "_2" in e["fields"]]
+    check(len(renamed) == 873 and all(k[1:] == [k[0] + "_3", k[0] + "_4", k[0] + "_2"] for k in renamed),
+          "duplicates: dup, dup, dup, dup_2 -> dup, dup_3, dup_4, dup_2: %r" % renamed[:1])
+
 # --- help lists every option -----------------------------------------------------
 rc, out, err = run("--help")
 for opt in ("--format", "--stats", "--raw", "--file-order", "--max-events", "--output", "--quiet", "--help",

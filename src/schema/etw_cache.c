@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "common/etw_alloc.h"
+#include "schema/etw_names.h"
 
 /* XXH3 comes from libxxhash (link -lxxhash), through its run-time x86
  * dispatcher when the library has one (xxh_x86dispatch.h is only installed
@@ -503,6 +504,7 @@ typedef struct copier {
     int overflow;
     ptr_set *maps; /* the draft's distinct maps, filled before the two runs */
     ptr_set *strs; /* empty before the sizing run */
+    const char *const *renamed; /* etw_names_plan: new property names, or NULL */
 } copier;
 
 static void *cp_take(copier *k, size_t n, size_t align) {
@@ -515,20 +517,26 @@ static void *cp_take(copier *k, size_t n, size_t align) {
     return k->base ? k->base + o : NULL;
 }
 
+/* n bytes of s and a NUL. */
+static const char *cp_bytes(copier *k, const char *s, size_t n) {
+    char *d = cp_take(k, n + 1, 1);
+    if (!d) return NULL;
+    memcpy(d, s, n);
+    d[n] = 0;
+    return d;
+}
+
+/* A name: cut to ETW_NAME_MAX bytes (etw_names.h), copied once however many
+ * places of the draft share the pointer. */
 static const char *cp_str(copier *k, const char *s) {
     if (!s) return NULL;
     int isnew;
     ptr_pair *e = ptr_set_get(k->strs, s, &isnew);
     if (!k->base) { /* sizing: count each string once */
-        if (isnew) cp_take(k, strlen(s) + 1, 1);
+        if (isnew) cp_take(k, etw_name_cut_len(s, ETW_NAME_MAX) + 1, 1);
         return NULL;
     }
-    if (!e->dst) {
-        size_t n = strlen(s) + 1;
-        char *d = cp_take(k, n, 1);
-        memcpy(d, s, n);
-        e->dst = d;
-    }
+    if (!e->dst) e->dst = cp_bytes(k, s, etw_name_cut_len(s, ETW_NAME_MAX));
     return e->dst;
 }
 
@@ -587,7 +595,8 @@ static etw_schema *cp_schema(copier *k, const etw_schema *d, const void *key, si
     if (s) s->task_name = str;
     str = cp_str(k, d->opcode_name);
     if (s) s->opcode_name = str;
-    str = cp_str(k, d->message);
+    /* the message is not a name: copied whole, on its own */
+    str = d->message ? cp_bytes(k, d->message, strlen(d->message)) : NULL;
     if (s) s->message = str;
     for (size_t i = 0; i <= k->maps->mask; i++) {
         ptr_pair *e = &k->maps->v[i];
@@ -595,7 +604,8 @@ static etw_schema *cp_schema(copier *k, const etw_schema *d, const void *key, si
     }
     for (uint32_t i = 0; i < d->prop_count; i++) {
         const etw_property *p = &d->props[i];
-        str = cp_str(k, p->name);
+        const char *rn = k->renamed ? k->renamed[i] : NULL;
+        str = rn ? cp_bytes(k, rn, strlen(rn)) : cp_str(k, p->name);
         if (props) {
             props[i].name = str;
             if (p->map) {
@@ -652,18 +662,27 @@ etw_status etw_cache_insert(etw_cache *c, etw_schema_source source, uint8_t ptr_
         return st;
     }
 
+    /* unique names among siblings (etw_names.h) */
+    etw_name_plan plan;
+    if ((st = etw_names_plan(draft, &c->al, &plan)) != ETW_OK) {
+        if (maps.v != map_stack) etw_free(&c->al, maps.v);
+        if (strs.v != str_stack) etw_free(&c->al, strs.v);
+        return st;
+    }
+
     /* size, allocate, fill */
-    copier k = {NULL, 0, 0, &maps, &strs};
+    copier k = {NULL, 0, 0, &maps, &strs, plan.names};
     const uint8_t *kc = NULL;
     (void)cp_schema(&k, draft, key, len, !old, &kc); /* a replaced key keeps its copy */
     unsigned char *chunk = k.overflow ? NULL : arena_alloc(&c->ar, &c->al, k.off);
     etw_schema *s = NULL;
     if (chunk) {
-        copier fill = {chunk, 0, 0, &maps, &strs};
+        copier fill = {chunk, 0, 0, &maps, &strs, plan.names};
         s = cp_schema(&fill, draft, key, len, !old, &kc);
     }
     if (maps.v != map_stack) etw_free(&c->al, maps.v);
     if (strs.v != str_stack) etw_free(&c->al, strs.v);
+    etw_names_plan_free(&plan, &c->al);
     if (!s) return ETW_E_NOMEM;
 
     s->id = c->count;

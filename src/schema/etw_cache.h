@@ -66,7 +66,9 @@ const etw_schema *etw_cache_find(const etw_cache *c, etw_schema_source source,
  * properties and maps into the arena, give it the next schema id, set its
  * source and pointer_size, and index it under key. *out = the cached copy.
  * ETW_E_CORRUPT (and *why, if why is not NULL) when the draft breaks a
- * rule; ETW_E_NOMEM. */
+ * rule; ETW_E_NOMEM. The copy's names follow etw_names.h: at most
+ * ETW_NAME_MAX bytes each, and unique among siblings ("dup", "dup_2", ...).
+ * The message is copied whole. */
 etw_status etw_cache_insert(etw_cache *c, etw_schema_source source,
                             uint8_t ptr_size, const void *key, size_t len,
                             uint64_t hash, const etw_schema *draft,
