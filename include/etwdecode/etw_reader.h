@@ -28,7 +28,8 @@
  * BufferSize leads nowhere, the trace's BufferSize (log-file header) is
  * tried, then the next believable header after the buffer's own data
  * (windows read once, candidates judged in memory: linear in the bytes
- * scanned); the buffer keeps its records up to its SavedOffset.
+ * scanned; a candidate whose own size chains on to another buffer wins over
+ * one whose does not); the buffer keeps its records up to its SavedOffset.
  *
  * Limits: a compressed buffer decompresses to at most min(its FilledBytes,
  * the trace's BufferSize, 16 MiB) -- 1 MiB when the header states no usable

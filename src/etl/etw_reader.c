@@ -277,13 +277,24 @@ static int plausible_at(etw_reader *r, uint64_t off, int need_size, etw_buffer_h
     return judge(r, raw, want, left, need_size, h);
 }
 
+/* Does the candidate buffer at off (header h) chain on: its size leads to
+ * the end of the input or to another believable header? */
+static int confirmed(etw_reader *r, uint64_t off, const etw_buffer_header *h) {
+    etw_buffer_header nh;
+    uint64_t next = off + h->buffer_size;
+    return next == r->in.size || (next < r->in.size && plausible_at(r, next, 0, &nh));
+}
+
 /* After damage at `from`: the offset of the next believable buffer header,
  * or the input size when there is none. The input is read in windows that
  * overlap by PROBE_BYTES and every candidate is judged in memory: the cost
- * is linear in the bytes scanned. */
+ * is linear in the bytes scanned. Among candidates, one whose size chains
+ * on to another buffer wins over one whose does not (a header-like pattern
+ * in a payload), looking no further than the first one's own size. */
 static uint64_t resync(etw_reader *r, uint64_t from) {
     etw_buffer_header h;
-    for (uint64_t base = from; base < r->in.size; base += RESYNC_WINDOW) {
+    uint64_t first = r->in.size, limit = r->in.size;
+    for (uint64_t base = from; base < limit; base += RESYNC_WINDOW) {
         uint64_t left = r->in.size - base;
         size_t want = RESYNC_WINDOW + PROBE_BYTES;
         if (left < want) want = (size_t)left;
@@ -302,6 +313,7 @@ static uint64_t resync(etw_reader *r, uint64_t from) {
         if (got < ETW_BUFFER_HEADER_SIZE + 8) break;
         size_t last = got - (ETW_BUFFER_HEADER_SIZE + 8);
         if (last >= RESYNC_WINDOW) last = RESYNC_WINDOW - 1;
+        if (limit - base <= last) last = (size_t)(limit - base - 1);
         for (size_t i = 0; i <= last; i++) {
             const uint8_t *p = win + i;
             /* The cheap fields first, in place. */
@@ -309,10 +321,16 @@ static uint64_t resync(etw_reader *r, uint64_t from) {
                 etw_le16(p + 0x36) > ETW_BUFFER_TYPE_MAX || (etw_le16(p + 0x34) & ~ETW_BUFFER_FLAGS_KNOWN))
                 continue;
             size_t n = got - i < PROBE_BYTES ? got - i : PROBE_BYTES;
-            if (judge(r, p, n, left - i, 1, &h)) return base + i;
+            if (!judge(r, p, n, left - i, 1, &h)) continue;
+            if (confirmed(r, base + i, &h)) return base + i;
+            if (first == r->in.size) {
+                first = base + i;
+                limit = first + h.buffer_size < r->in.size ? first + h.buffer_size : r->in.size;
+                if (limit - base <= last) last = (size_t)(limit - base - 1);
+            }
         }
     }
-    return r->in.size;
+    return first;
 }
 
 static etw_status index_push(etw_reader *r, uint32_t *cap, const buf_entry *e) {
