@@ -9,6 +9,7 @@ packages=(
   libxxhash-dev                # schema-cache key hashing
   libexpat1-dev                # instrumentation manifests (XML)
   python3                      # end-to-end tests and the baseline comparison
+  bsdutils                     # script(1): the progress-line test under a pseudo-terminal
   python3-dev python3-setuptools python3-pip   # the Python package (python/): build, pip install
   python3-pytest               # its tests
   python3-numpy python3-pandas # etwdecode.to_pandas

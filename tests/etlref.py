@@ -20,7 +20,7 @@ def guid(b, o):
 
 class Record:
     __slots__ = ("form", "provider", "id", "version", "level", "opcode", "task", "keywords", "pid", "tid",
-                 "raw", "size", "data_len", "cpu", "header")
+                 "raw", "size", "data_len", "cpu", "header", "offset", "htype", "hver")
 
     def __init__(self, **kw):
         for k in self.__slots__:
@@ -88,9 +88,21 @@ def records(path):
             else:
                 raise ValueError("unknown record marker 0x%08x at 0x%x" % (m, p))
             first = False
+            out[-1].offset, out[-1].htype, out[-1].hver = p, htype, m & 0xFFFF
             p += (max(out[-1].size, 8) + 7) & ~7
         off += size
     return out
+
+
+def merged(recs):
+    """The records in the order a consumer sees them: by timestamp, equal ones in file order, the
+    log-file header first (records without a timestamp keep their place after the one before)."""
+    keyed, last = [], None
+    for i, r in enumerate(recs):
+        t = r.raw if r.raw is not None else last
+        last = t
+        keyed.append((0 if r.header else 1, t if t is not None else 0, i, r))
+    return [k[3] for k in sorted(keyed, key=lambda k: k[:3])]
 
 
 def logfile(path):

@@ -14,6 +14,7 @@ import datetime as dt
 import fnmatch
 import json
 import os
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -168,6 +169,318 @@ for bad in (["--id", "x"], ["--level", "999"], ["--since", "yesterday"], ["--key
             ["--level", "!3"], ["--provider"]):
     rc, out, err = run(HTTP, *bad)
     check(rc == 2 and out == "" and err.startswith("etwdump: "), "bad %s: exit %d %r" % (bad, rc, err))
+
+
+# === several files, one timeline =============================================
+import csv
+import io
+import shutil
+import signal
+import tempfile
+import time
+
+A, B = data("primitive-types.etl"), data("gcevents.etl")
+rc, evs, err = events(A, B)
+ra, rb = etlref.records(A), etlref.records(B)
+check(rc == 0 and len(evs) == len(ra) + len(rb), "A B: %d events, the records say %d" % (len(evs), len(ra) + len(rb)))
+check(all(e.get("file") in (A, B) for e in evs), "every event names its file when two are read")
+check(sum(e.get("file") == A for e in evs) == len(ra), "A's events all there")
+check([e["time"] for e in evs] == sorted(e["time"] for e in evs), "merged in timestamp order")
+for path in (A, B):
+    alone = events(path)[1]
+    check(all("file" not in e for e in alone), "one file: no file key")
+    check([e["time"] for e in evs if e["file"] == path] == [e["time"] for e in alone],
+          "%s keeps its own order inside the merge" % path)
+    heads = [e for e in evs if e["file"] == path]
+    check(heads[0]["event"] == "EventTrace", "%s: its log-file header is its own first event" % path)
+rc, evs2, err = events(B, A)
+check([(e["time"], e["file"]) for e in evs2 if e["time"] != "x"] and len(evs2) == len(evs), "B A: the same events")
+rc, evs3, err = events("--file-order", A, B)
+check([e["file"] for e in evs3] == [A] * len(ra) + [B] * len(rb), "--file-order concatenates the files")
+rc, evs4, err = events(A, data("no-such.etl"), B)
+check(rc == 1 and "no-such.etl: cannot read" in err and len(evs4) == len(evs),
+      "an unreadable file is reported and skipped, the others go on (rc %d)" % rc)
+rc, out, err = run(data("no-such.etl"), data("HTTP_Server.man"))
+check(rc == 2 and out == "", "no file readable: exit 2")
+with tempfile.TemporaryDirectory() as tmp:
+    os.makedirs(os.path.join(tmp, "sub", "deeper"))
+    shutil.copy(A, os.path.join(tmp, "a.etl"))
+    shutil.copy(B, os.path.join(tmp, "sub", "deeper", "b.ETL"))
+    open(os.path.join(tmp, "sub", "notes.txt"), "w").write("not a trace")
+    rc, evs5, err = events(tmp)
+    check(rc == 0 and len(evs5) == len(ra) + len(rb), "a directory: its .etl files, recursively (%d)" % len(evs5))
+    check({e["file"] for e in evs5} == {os.path.join(tmp, "a.etl"), os.path.join(tmp, "sub", "deeper", "b.ETL")},
+          "files found in a directory are named by their path")
+# selection over the merged stream: relative times count from the earliest start
+sa, fa, _, r0a = etlref.logfile(A)
+sb, fb, _, r0b = etlref.logfile(B)
+origin = min(sa, sb)
+rel_all = sorted([(sa + (r.raw - r0a) * 10**7 // fa - origin) / 1e7 for r in ra] +
+                 [(sb + (r.raw - r0b) * 10**7 // fb - origin) / 1e7 for r in rb])
+cut = (rel_all[5] + rel_all[6]) / 2
+rc, evs6, err = events("--since", "%.7f" % cut, A, B)
+check(len(evs6) == len(rel_all) - 6, "--since over two files from the earliest start: %d, expected %d" % (
+    len(evs6), len(rel_all) - 6))
+
+# === text =====================================================================
+PT = data("primitive-types.etl")
+base = [x for x in open(data("primitive-types.baseline.txt"), encoding="utf-8-sig") if "PrimitiveTypesTest" in x]
+pt_recs = etlref.records(PT)
+start, freq, _, raw0 = etlref.logfile(PT)
+rc, out, err = run("--format", "text", PT)
+lines = out.splitlines()
+check(rc == 0 and len(lines) == len(pt_recs), "text: one line per event (%d)" % len(lines))
+solar = [l for l in lines if "solar_system/PrimitiveTypesTest" in l]
+base = [b for b in base if b.startswith("EVENT ")]
+check(len(solar) == len(base) == 5, "text: the 5 PrimitiveTypesTest events PerfView shows")
+for line, b in zip(solar, base):
+    for name in ("string_type", "int32_type", "uint16_type", "int16_type", "uint64_type"):
+        want = re.search(r"\b%s=([^;]*);" % name, b).group(1)
+        check(re.search(r" %s=%s( |$)" % (name, re.escape(want)), line) is not None,
+              "text %s=%s as PerfView shows it: %r" % (name, want, line[:160]))
+user = [r for r in pt_recs if r.form == "EVENT_HEADER"]
+for line, r in zip(solar, user):
+    t = float(line.split(" ", 1)[0])
+    check(abs(t - (r.raw - raw0) / freq) < 2e-7, "text time %s is seconds from the start (%.7f)" % (
+        line.split(" ", 1)[0], (r.raw - raw0) / freq))
+    check(" pid=%d tid=%d " % (r.pid, r.tid) in line, "text pid/tid from the record header")
+check(lines[0].split(" ", 1)[1].startswith("Windows Kernel/EventTrace pid="), "text: provider/event after the time")
+rc, out, err = run("--format", "text", "--time", "utc", "--fields", "string_type", "--provider", "solar_system", PT)
+l0 = out.splitlines()[0]
+check(re.match(r"^2021-09-09T14:59:35\.\d{7}Z solar_system/PrimitiveTypesTest pid=\d+ tid=\d+ string_type=Mercury$",
+               l0) is not None, "text --time utc --fields: %r" % l0)
+# strings with spaces are quoted; control characters never reach the terminal raw
+rc, out, err = run("--format", "text", "--errors", "-n", "1", HTTP)
+check(re.search(r' error="no schema: [^"]*"', out) is not None, "text: error=\"...\" quoted: %r" % out[:200])
+check(not any(ord(c) < 0x20 and c != "\n" for c in out), "text: no raw control characters")
+
+# === CSV ======================================================================
+rc, out, err = run("--format", "csv", "-m", HTTPMAN, HTTP)
+check(rc == 0 and out.count("\r\n") == out.count("\n") and out.endswith("\r\n"), "csv: CRLF line ends")
+rows = list(csv.reader(io.StringIO(out, newline="")))
+header, body = rows[0], rows[1:]
+http_full = events("-m", HTTPMAN, HTTP)[1]
+check(len(body) == len(recs["HTTP_Server.etl"]), "csv: one row per event (%d)" % len(body))
+fixed = ["time", "provider", "provider_guid", "event", "id", "version", "level", "opcode", "task", "channel",
+         "keywords", "pid", "tid", "cpu", "data_len", "activity_id", "related_activity_id", "container_id", "error"]
+check(header[:len(fixed)] == fixed, "csv: the fixed keys first: %r" % header[:len(fixed)])
+names = []
+for e in http_full:
+    for k in e["fields"]:
+        if k not in names:
+            names.append(k)
+check(header[len(fixed):] == [("fields." + n if n in fixed else n) for n in names],
+      "csv: one column per field name, in order of first appearance")
+col = {n: i for i, n in enumerate(header)}
+
+
+def cell(v):
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (dict, list)):
+        return json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+    return str(v)
+
+
+bad = 0
+for row, e, r in zip(body, http_full, etlref.merged(recs["HTTP_Server.etl"])):
+    if len(row) != len(header):
+        bad += 1
+        continue
+    if row[col["id"]] != str(r.id if r.id is not None else 0) or row[col["data_len"]] != str(r.data_len):
+        bad += 1
+    for k, v in e["fields"].items():
+        if row[col["fields." + k if k in fixed else k]] != cell(v):
+            bad += 1
+    for k in set(names) - e["fields"].keys():
+        if row[col["fields." + k if k in fixed else k]] != "":
+            bad += 1
+check(bad == 0, "csv: every cell as the record and the JSON say (%d differ)" % bad)
+# a spreadsheet's view of Process/DCStart: ImageFileName and ProcessId from the bytes
+SH = data("ShutdownPerfDiagLogger.etl")
+
+
+def process_payloads(path):
+    """(ProcessId, ImageFileName) of each Process Start/End/DCStart/DCEnd record (version 3 and
+    later), read from the bytes: UniqueProcessKey (pointer), ProcessId, ParentId, SessionId,
+    ExitStatus (u32), DirectoryTableBase (pointer), Flags (u32), then UserSID (a u32 0, or
+    TOKEN_USER - two pointers - and the SID), then the ANSI ImageFileName."""
+    import struct
+    d = open(path, "rb").read()
+    out = []
+    for r in etlref.records(path):
+        if r.form != "KERNEL" or r.provider[0] != 3 or r.provider[1] not in (1, 2, 3, 4) or r.version < 3:
+            continue
+        ps = 8 if r.htype in (0x02, 0x04, 0x11) else 4
+        q = r.offset + (0x20 if r.htype in (0x01, 0x02) else 0x18 if r.htype in (0x03, 0x04) else 0x10)
+        pid, = struct.unpack_from("<I", d, q + ps)
+        q += ps + 16 + ps + 4
+        if struct.unpack_from("<I", d, q)[0] == 0:
+            q += 4
+        else:
+            q += 2 * ps
+            q += 8 + 4 * d[q + 1]
+        z = d.index(b"\0", q)
+        out.append((pid, d[q:z].decode("latin-1")))
+    return out
+
+
+procs = process_payloads(SH)
+check(len(procs) > 50, "ShutdownPerfDiagLogger has Process events (%d)" % len(procs))
+rc, out, err = run("--format", "csv", "--event", "Process/DCStart", "--fields", "ProcessId,ImageFileName", SH)
+rows = list(csv.DictReader(io.StringIO(out, newline="")))
+dc = [(int(r["ProcessId"]), r["ImageFileName"]) for r in rows]
+check(dc and set(dc) <= set(procs) and len(dc) == sum(1 for x in process_payloads(SH)) - sum(
+    1 for r in recs["ShutdownPerfDiagLogger.etl"] if r.provider in ((3, 1), (3, 2), (3, 4))),
+    "csv Process/DCStart: ProcessId and ImageFileName as the bytes say (%d rows)" % len(dc))
+
+# === --fields and --time in JSON =================================================
+rc, evs, err = events("--fields", "string_type,int32_type", "--provider", "solar_system", PT)
+check(len(evs) == 5 and all(list(e["fields"]) == ["string_type", "int32_type"] for e in evs), "--fields in JSON")
+rc, evs, err = events("--fields", "int32_type", "--fields", "string_type", "--provider", "solar_system", PT)
+check(all(list(e["fields"]) == ["string_type", "int32_type"] for e in evs), "--fields repeated; the event's order")
+rc, evs, err = events("--time", "relative", PT)
+check(all(isinstance(e["time"], float) for e in evs), "--time relative: a number in JSON")
+for e, r in zip(evs, pt_recs):
+    check(abs(e["time"] - (r.raw - raw0) / freq) < 2e-7, "--time relative %r vs %.7f" % (e["time"], (r.raw - raw0) / freq))
+utc = events(PT)[1]
+p = subprocess.run([ETWDUMP, "--time", "local", PT], capture_output=True, env=dict(os.environ, TZ="Asia/Kolkata"))
+loc = [json.loads(x) for x in p.stdout.decode().splitlines()]
+ok = len(loc) == len(utc)
+for a, b in zip(loc, utc):
+    ta = dt.datetime.fromisoformat(a["time"][:26] + a["time"][27:])
+    tb = dt.datetime.fromisoformat(b["time"][:26] + "+00:00")
+    ok = ok and a["time"].endswith("+05:30") and ta == tb and a["time"][26] == b["time"][26]
+check(ok, "--time local under TZ=Asia/Kolkata: the same instants with +05:30")
+
+# === --stats ==================================================================
+rc, out, err = run("--stats", "--format", "json", "-m", HTTPMAN, HTTP)
+st = json.loads(out)
+hr = recs["HTTP_Server.etl"]
+check(st["events"] == len(hr) and st["bytes"] == sum(r.data_len for r in hr), "stats: events and bytes")
+byname = {x["provider"]: x for x in st["providers"]}
+check(byname.get(http_name, {}).get("count") == sum(1 for r in hr if r.provider == http_guid),
+      "stats: %s count from the records" % http_name)
+check(byname[http_name]["bytes"] == sum(r.data_len for r in hr if r.provider == http_guid), "stats: bytes")
+times = [e["time"] for e in http_full if e["provider"] == http_name]
+check(byname[http_name]["first"] == min(times) and byname[http_name]["last"] == max(times), "stats: first/last")
+ev_counts = {}
+for r in hr:
+    if r.form == "EVENT_HEADER":
+        ev_counts[r.id] = ev_counts.get(r.id, 0) + 1
+name_of_id = {e["id"]: e["event"] for e in http_full if e["provider"] == http_name}
+for x in st["events_by_name"]:
+    if x["provider"] != http_name:
+        continue
+    ids = [i for i, n in name_of_id.items() if n == x["event"]]
+    check(x["count"] == sum(ev_counts[i] for i in ids), "stats: %s count" % x["event"])
+pids = {}
+for r in hr:
+    pids[r.pid] = pids.get(r.pid, 0) + 1
+check({x["pid"]: x["count"] for x in st["processes"]} == pids, "stats: events by process from the record headers")
+check(st["files"][0]["buffers"] == 36 and st["files"][0]["events"] == len(hr), "stats: the file's buffers")
+check(st["errors"] == [], "stats: no decode error with the manifest")
+rc, out, err = run("--stats", "--format", "json", HTTP)
+st = json.loads(out)
+check(st["errors"] and st["errors"][0]["kind"] == "no schema" and st["errors"][0]["count"] == 2041,
+      "stats: 2041 'no schema' errors without the manifest: %r" % st["errors"][:1])
+rc, out, err = run("--stats", "--format", "json", SH)
+st = json.loads(out)
+images = {}
+for pid, img in procs:
+    images[pid] = img  # the latest start or end names the pid
+named = {x["pid"]: x["image"] for x in st["processes"] if x["image"] is not None}
+check(len(named) > 20 and all(images.get(pid) == img for pid, img in named.items()),
+      "stats: image names from the Process events, as the bytes say (%d named)" % len(named))
+rc, out, err = run("--stats", "--provider", "Windows Kernel", "--event", "Process/*", SH)
+check(rc == 0 and re.search(r"^\s+\d+\s+[\d.]+\s+[\d.]+\s+\d+  Windows Kernel/Process/DCStart$", out, re.M),
+      "stats table: events by name line")
+check(re.search(r"^\s+\d+ .* 4 System$", out, re.M) is not None, "stats table: pid 4 is System")
+check("decode errors by kind\n  none" in out, "stats table: no errors")
+rc, out, err = run("--stats", HTTP, PT)
+check(out.count("\nfile ") + out.startswith("file ") == 2 and "summary of %d events" % (len(hr) + len(pt_recs)) in out,
+      "stats over two files: both described, one summary")
+
+# === --schemas: the manifest's templates, read from the XML ========================
+rc, out, err = run("--schemas", "-m", HTTPMAN, HTTP)
+sc = json.loads(out)["schemas"]
+ns = {"m": man.tag.split("}")[0].strip("{")} if man.tag.startswith("{") else {}
+q = (lambda tag: ".//m:" + tag) if ns else (lambda tag: ".//" + tag)
+templates = {t.get("tid"): t for t in man.findall(q("template"), ns)}
+evdefs = {(int(e.get("value")), int(e.get("version") or 0)): e for e in man.findall(q("event"), ns)}
+used = {(r.id, r.version) for r in hr if r.form == "EVENT_HEADER"}
+check({(s["id"], s["version"]) for s in sc} == used, "schemas: one per (id, version) the trace uses")
+bad = []
+for s in sc:
+    e = evdefs[(s["id"], s["version"])]
+    t = templates.get(e.get("template"))
+    want = [(d.get("name"), d.get("inType").split(":")[1].upper()) for d in t.findall(q("data"), ns)] if t is not None else []
+    got = [(f["name"], f["type"]) for f in s["fields"]]
+    if got != want:
+        bad.append((s["id"], got, want))
+    if s["source"] != "manifest" or s["provider"] != http_name or s["events"] != sum(
+            1 for r in hr if (r.id, r.version) == (s["id"], s["version"])):
+        bad.append((s["id"], s["source"], s["events"]))
+check(not bad, "schemas: fields and types as the manifest's templates declare them: %r" % bad[:2])
+rc, out, err = run("--schemas", "--provider", "solar_system", PT)
+sc = json.loads(out)["schemas"]
+check(len(sc) == 1 and sc[0]["source"] == "tracelogging" and sc[0]["events"] == 5 and
+      [f["name"] for f in sc[0]["fields"]][:3] == ["string_type", "boolean_type", "char_type"],
+      "schemas: the TraceLogging event with its fields")
+
+# === progress (pseudo-terminal), Ctrl-C, closed pipe ===============================
+NET = data("net.4.5.2.x64.etl")
+if shutil.which("script"):
+    def under_pty(args):
+        cmd = " ".join("'%s'" % a for a in [ETWDUMP] + args)
+        p = subprocess.run(["script", "-qec", cmd + " -o /dev/null", "/dev/null"], capture_output=True, timeout=300)
+        return p.returncode, p.stdout.decode("utf-8", "replace")
+    # the same 4.7 MiB trace three times: long enough (a second or more) for the line to be drawn
+    rc, tty = under_pty([NET, NET, NET])
+    check(rc == 0 and re.search(r"\r\x1b\[Ketwdump: [\d.]+/14\.0 MiB, buffer ~\d+/1080, \d+ events, \d+ events/s", tty),
+          "progress line on a terminal for 14 MiB of traces: %r" % tty[:200])
+    check(tty.endswith("\r\x1b[K") or "\r\x1b[K" in tty[-20:], "progress line erased at the end")
+    rc, tty = under_pty(["--no-progress", NET, NET, NET])
+    check(rc == 0 and "events/s" not in tty, "--no-progress: none under a terminal")
+    rc, tty = under_pty(["--stats", HTTP])
+    check("events/s" not in tty, "no progress for a small trace")
+else:
+    print("note: script(1) not found; progress test skipped")
+p = subprocess.run([ETWDUMP, "--stats", "-o", "/dev/null", NET], capture_output=True, timeout=300)
+check(p.returncode == 0 and p.stderr == b"", "no progress when stderr is a pipe: %r" % p.stderr[:100])
+
+p1 = subprocess.Popen([ETWDUMP, NET], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+p2 = subprocess.run(["head", "-n", "2"], stdin=p1.stdout, capture_output=True)
+p1.stdout.close()
+err = p1.stderr.read()
+p1.wait(timeout=300)
+check(len(p2.stdout.splitlines()) == 2 and p1.returncode == 0 and err == b"",
+      "| head: quiet exit (rc %s, %r)" % (p1.returncode, err[:100]))
+
+p = subprocess.Popen([ETWDUMP, NET], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+got = p.stdout.read(1 << 16)  # etwdump is now blocked on the full pipe
+p.send_signal(signal.SIGINT)
+got += p.stdout.read()
+err = p.stderr.read()
+p.wait(timeout=300)
+text = got.decode("utf-8")
+check(p.returncode == 130 and text.endswith("\n") and 0 < text.count("\n") < 179474,
+      "Ctrl-C: exit 130, output ends with a whole line (rc %s, %d lines)" % (p.returncode, text.count("\n")))
+check(all(json.loads(x) for x in text.splitlines()), "Ctrl-C: every line written is complete JSON")
+
+# === --help, README and the man page list every option =============================
+rc, out, err = run("--help")
+opts = set(re.findall(r"(?<![\w-])(--[a-z][\w-]+)", out))
+readme = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "README.md"), encoding="utf-8").read()
+manpage = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "etwdump.1"),
+               encoding="utf-8").read().replace("\\-", "-")
+for o in sorted(opts):
+    check(o in readme, "README has %s" % o)
+    check(o in manpage, "man page has %s" % o)
+for o in ("--format", "--fields", "--time", "--stats", "--schemas", "--no-progress", "--provider", "--exclude-errors"):
+    check(o in opts, "--help lists %s" % o)
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

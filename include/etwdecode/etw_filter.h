@@ -15,7 +15,10 @@
  *   ID         N[,N...], N-M ranges           its descriptor id is one of them
  *   LEVEL      N (0..255)                     its level is at most N
  *   KEYWORDS   MASK (0x... or decimal)        it has any bit of MASK
- *   PID, TID   N[,N...]                       its pid / tid is one of them
+ *   PID, TID   N[,N...]                       its pid / tid (as the JSON shows
+ *                                             them: kernel events name the
+ *                                             process they are about) is one
+ *                                             of them
  *   SINCE      T                              its time is >= T
  *   UNTIL      T                              its time is <  T
  *   ERRORS     "" (value ignored)             it failed to decode (the JSON
@@ -48,8 +51,10 @@
  * passed through the decoder (etw_filter_match does that when given one) so
  * that EventSource manifests and kernel state are learned from them.
  *
- * A filter is single-threaded (it keeps a labeler and the time origin);
- * nothing in it is global.
+ * Threads: a filter is not changed by matching once its origin is set
+ * (etw_filter_set_origin, or the first match), so after that several
+ * threads may match with one filter at once, each with its own decoder.
+ * Nothing in it is global.
  */
 #ifndef ETWDECODE_ETW_FILTER_H
 #define ETWDECODE_ETW_FILTER_H
@@ -107,9 +112,8 @@ int etw_filter_is_empty(const etw_filter *f);
 /* 1 when ev is selected. d (may be NULL: fallback names, no errors) is asked
  * for ev's schema - every event, selected or not, so that it learns from all
  * of them. When label is not NULL it receives ev's names and schema (as
- * etw_labeler_label gives them; valid until the next call), so a caller can
- * reuse the lookup. Returns -1 when f or ev is NULL or no memory was
- * left to format a fallback name. */
+ * etw_label_event gives them), so a caller can reuse the lookup. Returns -1
+ * when f or ev is NULL or a fallback name could not be formatted. */
 int etw_filter_match(etw_filter *f, etw_decoder *d, const etw_event *ev, etw_label *label);
 
 /* The header-only half: 0 when the header predicates already reject ev, 1

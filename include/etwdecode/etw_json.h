@@ -50,6 +50,12 @@ etw_status etw_json_new(etw_json **out, const etw_allocator *alloc,
 etw_status etw_json_event(etw_json *j, const etw_reader *r, const etw_event *ev,
                           const char **line, size_t *len);
 
+/* Add "file": NAME (right after "time") to the events formatted from now
+ * on; NULL stops it. The contract has the key only when several files are
+ * read as one timeline (etw_multi.h). name is borrowed: it must stay valid
+ * while it is set. */
+void etw_json_set_file(etw_json *j, const char *name);
+
 void etw_json_free(etw_json *j);
 
 /* The text the JSON writes for a time (RFC 3339 UTC, 7 fractional digits:

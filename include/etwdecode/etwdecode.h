@@ -5,6 +5,7 @@
  *
  *   etw_reader   (etw_reader.h)  file -> buffers -> records -> etw_event,
  *                                merged across processors in timestamp order
+ *   etw_multi    (etw_multi.h)   several files merged into one timeline
  *   etw_event    (etw_event.h)   one normalized record, borrowed bytes
  *   etw_decoder  (etw_decoder.h) which schema decodes an event: one cache,
  *                                every schema source (etw_schema.h)
@@ -13,6 +14,9 @@
  *   etw_json     (etw_json.h)    an event as one JSON line (the contract in
  *                                docs/json-output.md)
  *   etw_label    (etw_label.h)   an event's provider and event names as text
+ *   etw_render   (etw_render.h)  events as JSON, text or CSV
+ *   etw_stats    (etw_stats.h)   the summary etwdump --stats prints
+ *   etw_schemas  (etw_schemas.h) the schemas a trace uses, as JSON
  *   etw_filter   (etw_filter.h)  select events (provider, event, id, level,
  *                                keywords, pid, tid, time, errors)
  *
@@ -28,8 +32,12 @@
 #include "etw_filter.h"
 #include "etw_json.h"
 #include "etw_label.h"
+#include "etw_multi.h"
 #include "etw_reader.h"
+#include "etw_render.h"
 #include "etw_schema.h"
+#include "etw_schemas.h"
+#include "etw_stats.h"
 #include "etw_status.h"
 #include "etw_traits.h"
 #include "etw_types.h"

@@ -11,9 +11,10 @@
 #define TICKS_PER_SECOND INT64_C(10000000)
 /* Days from 1601-01-01 to 1970-01-01 (134774 days, 11644473600 s). */
 #define DAYS_1601_TO_1970 INT64_C(134774)
-/* Relative times above this many seconds (about 31,700 years) are refused:
- * their tick count would not fit comfortably in 63 bits. */
-#define MAX_RELATIVE_SECONDS INT64_C(1000000000000)
+/* Relative times above this many seconds (about 3,170 years, more than the
+ * whole FILETIME range of valid times) are refused: their tick count stays
+ * below 2^60. */
+#define MAX_RELATIVE_SECONDS INT64_C(100000000000)
 
 typedef struct pred {
     uint8_t key;     /* etw_filter_key */
@@ -39,7 +40,6 @@ struct etw_filter {
     int64_t since, until;    /* FILETIME, or offsets when *_rel */
     int has_origin;
     int64_t origin;
-    etw_labeler *labeler;
 };
 
 etw_status etw_filter_new(etw_filter **out, const etw_allocator *alloc) {
@@ -49,10 +49,6 @@ etw_status etw_filter_new(etw_filter **out, const etw_allocator *alloc) {
     etw_filter *f = etw_calloc(&a, 1, sizeof *f);
     if (!f) return ETW_E_NOMEM;
     f->alloc = a;
-    if (etw_labeler_new(&f->labeler, &a) != ETW_OK) {
-        etw_free(&a, f);
-        return ETW_E_NOMEM;
-    }
     *out = f;
     return ETW_OK;
 }
@@ -62,7 +58,6 @@ void etw_filter_free(etw_filter *f) {
     etw_allocator a = f->alloc;
     for (size_t i = 0; i < f->npreds; i++) etw_free(&a, f->preds[i].text);
     etw_free(&a, f->preds);
-    etw_labeler_free(f->labeler);
     etw_free(&a, f);
 }
 
@@ -366,16 +361,16 @@ etw_status etw_filter_add(etw_filter *f, etw_filter_key key, const char *value, 
 /* ---- matching ----------------------------------------------------------- */
 
 /* 1/0 for a header predicate; -1 for one that needs the names. */
-static int header_pred(const pred *p, const etw_event *ev) {
+static int header_pred(const pred *p, const etw_event *ev, uint32_t pid, uint32_t tid) {
     switch (p->key) {
     case ETW_FILTER_PROVIDER:
         return p->is_guid ? etw_guid_equal(&p->guid, &ev->provider) : -1;
     case ETW_FILTER_ID:
         return ev->id >= p->lo && ev->id <= p->hi;
     case ETW_FILTER_PID:
-        return ev->pid >= p->lo && ev->pid <= p->hi;
+        return pid >= p->lo && pid <= p->hi;
     case ETW_FILTER_TID:
-        return ev->tid >= p->lo && ev->tid <= p->hi;
+        return tid >= p->lo && tid <= p->hi;
     case ETW_FILTER_KEYWORDS:
         return (ev->keywords & p->lo) != 0;
     default:
@@ -396,17 +391,24 @@ static int name_pred(const pred *p, const etw_label *l) {
     }
 }
 
+/* origin + offset, saturated (origin comes from the trace: any value). */
+static int64_t add_sat(int64_t a, int64_t b) {
+    if (b > 0 && a > INT64_MAX - b) return INT64_MAX;
+    if (b < 0 && a < INT64_MIN - b) return INT64_MIN;
+    return a + b;
+}
+
 static int time_ok(etw_filter *f, const etw_event *ev) {
     if (!f->has_origin) {
         f->has_origin = 1;
         f->origin = ev->timestamp;
     }
     if (f->has_since) {
-        int64_t t = f->since_rel ? f->origin + f->since : f->since;
+        int64_t t = f->since_rel ? add_sat(f->origin, f->since) : f->since;
         if (ev->timestamp < t) return 0;
     }
     if (f->has_until) {
-        int64_t t = f->until_rel ? f->origin + f->until : f->until;
+        int64_t t = f->until_rel ? add_sat(f->origin, f->until) : f->until;
         if (ev->timestamp >= t) return 0;
     }
     return 1;
@@ -414,13 +416,13 @@ static int time_ok(etw_filter *f, const etw_event *ev) {
 
 /* Header stage: 0 rejected, 1 holds so far. *incl_hit gets the keys one of
  * whose inclusions held. */
-static int header_stage(etw_filter *f, const etw_event *ev, unsigned *incl_hit) {
+static int header_stage(etw_filter *f, const etw_event *ev, uint32_t pid, uint32_t tid, unsigned *incl_hit) {
     if (f->has_level && ev->level > f->level) return 0;
     if ((f->has_since || f->has_until || !f->has_origin) && !time_ok(f, ev)) return 0;
     unsigned hit = 0;
     for (size_t i = 0; i < f->npreds; i++) {
         const pred *p = &f->preds[i];
-        int m = header_pred(p, ev);
+        int m = header_pred(p, ev, pid, tid);
         if (m < 0) continue;
         if (m && p->exclude) return 0;
         if (m) hit |= 1u << p->key;
@@ -435,20 +437,21 @@ static int header_stage(etw_filter *f, const etw_event *ev, unsigned *incl_hit) 
 int etw_filter_match_header(etw_filter *f, const etw_event *ev) {
     if (!f || !ev) return 1;
     unsigned hit = 0;
-    return header_stage(f, ev, &hit);
+    return header_stage(f, ev, ev->pid, ev->tid, &hit);
 }
 
 int etw_filter_match(etw_filter *f, etw_decoder *d, const etw_event *ev, etw_label *label) {
     if (!f || !ev) return -1;
     etw_label local;
     etw_label *l = label ? label : &local;
-    if ((d || label || f->needs_names) && etw_labeler_label(f->labeler, d, ev, l) != ETW_OK) return -1;
+    if ((d || label || f->needs_names) && etw_label_event(d, ev, l) != ETW_OK) return -1;
+    int labeled = d || label || f->needs_names;
     unsigned hit = 0;
-    if (!header_stage(f, ev, &hit)) return 0;
+    if (!header_stage(f, ev, labeled ? l->pid : ev->pid, labeled ? l->tid : ev->tid, &hit)) return 0;
     if (!f->needs_names) return 1;
     for (size_t i = 0; i < f->npreds; i++) {
         const pred *p = &f->preds[i];
-        if (header_pred(p, ev) >= 0) continue;
+        if (header_pred(p, ev, 0, 0) >= 0) continue;
         int m = name_pred(p, l);
         if (m && p->exclude) return 0;
         if (m) hit |= 1u << p->key;

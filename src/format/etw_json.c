@@ -17,7 +17,12 @@ struct etw_json {
     etw_json_options opt;
     etw_text text;
     etw_text scratch; /* work space of the message formatter */
+    const char *file; /* the "file" key's value (borrowed), or NULL */
 };
+
+void etw_json_set_file(etw_json *j, const char *file) {
+    if (j) j->file = file;
+}
 
 etw_status etw_json_new(etw_json **out, const etw_allocator *alloc,
                         const etw_json_options *opt) {
@@ -189,6 +194,10 @@ etw_status etw_json_event(etw_json *j, const etw_reader *r, const etw_event *ev,
     time_value(t, ev->timestamp);
     etw_event_names names;
     etw_event_names_get(ev, schema, &names);
+    if (j->file) {
+        key(t, "file");
+        etw_text_json_utf8(t, j->file, strlen(j->file));
+    }
     key(t, "provider");
     etw_text_json_utf8(t, names.provider, names.provider_len);
     key(t, "provider_guid");

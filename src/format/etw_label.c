@@ -1,15 +1,37 @@
 /* etw_label.c - an event's provider and event names as plain text (see
  * etw_label.h). The names come from etw_event_names_get, the function the
- * JSON writer uses too, so that the two can never disagree. */
+ * JSON writer uses too, and pid/tid and payload problems from the decoder
+ * calls the writer makes, so that the two can never disagree. */
 #include "etwdecode/etw_label.h"
 
 #include <string.h>
 
 #include "../common/etw_alloc.h"
 
+etw_status etw_label_event(etw_decoder *d, const etw_event *ev, etw_label *out) {
+    if (!ev || !out) return ETW_E_INVALID_ARG;
+    out->schema = NULL;
+    out->error = NULL;
+    out->status = ETW_OK;
+    if (d && !ev->is_logfile_header)
+        out->status = etw_decoder_resolve(d, ev, &out->schema, &out->error);
+    if (out->status != ETW_OK) out->schema = NULL;
+    else out->error = NULL;
+    /* as the JSON writer: a payload problem is an error too (not for the
+     * EventSource manifest chunks, whose envelope is shown instead) */
+    if (out->schema && !etw_decoder_is_manifest_event(ev))
+        out->error = etw_decoder_payload_problem(d, ev, out->schema);
+    etw_decoder_event_ids(d, ev, out->schema, &out->pid, &out->tid);
+    etw_event_names_get(ev, out->schema, &out->names_);
+    out->provider = out->names_.provider;
+    out->provider_len = out->names_.provider_len;
+    out->event = out->names_.event;
+    out->event_len = out->names_.event_len;
+    return ETW_OK;
+}
+
 struct etw_labeler {
     etw_allocator alloc;
-    etw_event_names names; /* the last label's names (fallbacks are built in it) */
 };
 
 etw_status etw_labeler_new(etw_labeler **out, const etw_allocator *alloc) {
@@ -29,16 +51,6 @@ void etw_labeler_free(etw_labeler *lb) {
 }
 
 etw_status etw_labeler_label(etw_labeler *lb, etw_decoder *d, const etw_event *ev, etw_label *out) {
-    if (!lb || !ev || !out) return ETW_E_INVALID_ARG;
-    memset(out, 0, sizeof *out);
-    out->status = ETW_OK;
-    if (d && !ev->is_logfile_header)
-        out->status = etw_decoder_resolve(d, ev, &out->schema, &out->error);
-    if (out->status != ETW_OK) out->schema = NULL;
-    etw_event_names_get(ev, out->schema, &lb->names);
-    out->provider = lb->names.provider;
-    out->provider_len = lb->names.provider_len;
-    out->event = lb->names.event;
-    out->event_len = lb->names.event_len;
-    return ETW_OK;
+    if (!lb) return ETW_E_INVALID_ARG;
+    return etw_label_event(d, ev, out);
 }

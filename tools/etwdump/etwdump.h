@@ -1,5 +1,14 @@
-/* etwdump - shared declarations of the CLI's parts (options, stats, output, main).
- * The tool uses only the public API of libetwdecode. */
+/* etwdump - shared declarations of the CLI's parts. The tool uses only the
+ * public API of libetwdecode.
+ *
+ *   options.c   the command line
+ *   inputs.c    files and directories -> the traces to read (etw_multi)
+ *   filter.c    selection options -> etw_filter
+ *   output.c    the selected events as JSON, text or CSV (etw_render)
+ *   stats.c     --stats and --schemas
+ *   progress.c  the progress line, Ctrl-C and broken pipes
+ *   main.c      puts them together
+ */
 #ifndef ETWDUMP_H
 #define ETWDUMP_H
 
@@ -10,9 +19,11 @@
 #define EXIT_CLEAN 0   /* everything read */
 #define EXIT_SKIPPED 1 /* decoded, but something was skipped (see stderr) */
 #define EXIT_FATAL 2   /* bad usage, missing file, not an ETL file */
+#define EXIT_INTERRUPTED 130 /* Ctrl-C (128 + SIGINT, the shell convention) */
 
 #define MAX_MANIFESTS 64
 #define MAX_FILTERS 256
+#define MAX_INPUTS 4096
 
 /* One selection option as given: --provider X is {"provider", 0, "X"},
  * --exclude-pid 4 is {"pid", 1, "4"}. */
@@ -24,39 +35,92 @@ typedef struct filter_spec {
 } filter_spec;
 
 typedef struct options {
-    const char *path;
+    const char *inputs[MAX_INPUTS]; /* files and directories, as given */
+    int ninputs;
     const char *manifests[MAX_MANIFESTS];
     int nmanifests;
     int no_manifest_events;
     int messages;
     const char *output;
     int stats;
+    int schemas;
     int raw;
     int file_order;
     int quiet;
+    int no_progress;
     unsigned long long max_events;
+    etw_render_format format;
+    int format_given;  /* --format was on the command line (--stats: json vs the table) */
+    etw_time_form time;
+    const char *fields[ETW_RENDER_MAX_FIELDS]; /* --fields, split at commas */
+    int nfields;
     filter_spec filters[MAX_FILTERS];
     int nfilters;
 } options;
 
 typedef struct diag_ctx {
-    const char *path;
+    const char *path;    /* the file being opened */
+    etw_multi *multi;    /* once open: names the file of the current event */
     int quiet;
     int muted; /* during the pre-scan: the same problems come again later */
 } diag_ctx;
+
+/* Everything a run works with. */
+typedef struct session {
+    const options *o;
+    etw_multi *m;
+    etw_decoder *dec;
+    etw_filter *filter;
+    FILE *out;
+    diag_ctx *dc;
+    int64_t origin;      /* FILETIME of the earliest log-file header: "0 s" */
+    int several;         /* more than one file is read */
+} session;
 
 /* options.c: the command line. Returns 1 when o is filled, 0 on a usage error
  * (already reported); --help and --version print and exit. */
 int parse_args(int argc, char **argv, options *o);
 
-/* stats.c: --stats, a summary table instead of the events. */
-int run_stats(etw_reader *r, FILE *out, const options *o);
+/* inputs.c: open every input (directories: their *.etl files, recursively,
+ * in name order) into m. Unreadable ones are reported and skipped
+ * (*skipped counts them); returns the number of files opened. */
+int open_inputs(const options *o, etw_multi *m, diag_ctx *dc, int *skipped);
+
+/* inputs.c: the size in bytes of every file of m. */
+unsigned long long input_bytes(etw_multi *m);
 
 /* filter.c: the library filter the selection options describe; NULL after
  * reporting a bad value. */
 etw_filter *build_filter(const options *o);
 
-/* output.c: the selected events, one JSON line each. */
-int run_json(etw_reader *r, etw_decoder *dec, etw_filter *f, FILE *out, const options *o);
+/* output.c: the selected events in the chosen format. */
+int run_events(session *s);
+
+/* stats.c: --stats, a summary instead of the events. */
+int run_stats(session *s);
+
+/* stats.c: --schemas, the schemas the selected events use, as JSON. */
+int run_schemas(session *s);
+
+/* progress.c */
+typedef struct progress progress;
+/* A progress line on stderr, or NULL when it is off (not a TTY, small
+ * input, --no-progress). total_bytes: the size of all inputs. */
+progress *progress_start(const options *o, etw_multi *m, unsigned long long total_bytes);
+/* Called for every event read (file: its index in the multi); cheap: looks
+ * at the clock every 1024 events. p may be NULL. */
+void progress_tick(progress *p, unsigned long long events, size_t file, const etw_event *ev);
+/* Clear the line and free. */
+void progress_end(progress *p);
+
+/* Ctrl-C and SIGPIPE: install handlers; stop_requested() is 1 after Ctrl-C. */
+void signals_install(void);
+int stop_requested(void);
+/* Write all of buf to out. 0 on success; 1 when the reader of a pipe went
+ * away (quietly: stop); -1 on another error (reported). */
+int write_out(FILE *out, const void *buf, size_t len);
+/* Flush: same results as write_out. */
+int flush_out(FILE *out);
+
 
 #endif

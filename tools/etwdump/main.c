@@ -1,5 +1,5 @@
-/* etwdump - decode a Windows ETW trace (.etl) to JSON Lines, or summarize it.
- * Uses only the public API of libetwdecode. */
+/* etwdump - decode Windows ETW traces (.etl) to JSON Lines, text or CSV, or
+ * summarize them. Uses only the public API of libetwdecode. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,11 +7,18 @@
 
 #include "etwdump.h"
 
+static const char *diag_file(const diag_ctx *c) {
+    if (c->path) return c->path; /* while opening */
+    if (c->multi && etw_multi_count(c->multi))
+        return etw_multi_name(c->multi, etw_multi_current(c->multi));
+    return "?";
+}
+
 static void on_diag(void *ctx, const etw_diag *d) {
     const diag_ctx *c = ctx;
     if (c->quiet || c->muted) return;
-    fprintf(stderr, "etwdump: %s: offset 0x%llx: %s\n", c->path,
-            (unsigned long long)d->file_offset, d->message);
+    fprintf(stderr, "etwdump: %s: offset 0x%llx: %s\n", diag_file(c), (unsigned long long)d->file_offset,
+            d->message);
 }
 
 /* Problems learning schemas (manifests name their own file and line). */
@@ -21,76 +28,96 @@ static void on_decoder_diag(void *ctx, const etw_diag *d) {
     fprintf(stderr, "etwdump: %s\n", d->message);
 }
 
+/* The decoder with the user's manifests and each file's merged schemas. */
+static int setup_decoder(const options *o, etw_multi *m, diag_ctx *dc, etw_decoder **out) {
+    etw_decoder_options dopt = {0};
+    dopt.on_diag = on_decoder_diag;
+    dopt.diag_ctx = dc;
+    if (etw_decoder_new(out, &dopt) != ETW_OK) {
+        fprintf(stderr, "etwdump: out of memory\n");
+        return EXIT_FATAL;
+    }
+    int rc = EXIT_CLEAN;
+    for (int i = 0; i < o->nmanifests; i++) {
+        etw_status ms = etw_decoder_add_manifest(*out, o->manifests[i], NULL);
+        if (ms == ETW_E_IO) {
+            fprintf(stderr, "etwdump: %s: cannot read manifest: %s\n", o->manifests[i], strerror(errno));
+            return EXIT_FATAL;
+        } else if (ms != ETW_OK) {
+            rc = EXIT_SKIPPED; /* reported with its line; the other manifests still load */
+        }
+    }
+    dc->muted = 1;
+    for (size_t i = 0; i < etw_multi_count(m); i++) {
+        etw_status ps = etw_decoder_prescan(*out, etw_multi_reader(m, i));
+        if (ps != ETW_OK) {
+            dc->muted = 0;
+            fprintf(stderr, "etwdump: %s: %s\n", etw_multi_name(m, i), etw_strerror(ps));
+            return EXIT_FATAL;
+        }
+    }
+    dc->muted = 0;
+    return rc;
+}
+
 int main(int argc, char **argv) {
-    options o;
+    static options o; /* large (the input and field lists): not on the stack */
     if (!parse_args(argc, argv, &o)) return EXIT_FATAL;
-    diag_ctx dc = {o.path, o.quiet, 0};
+    signals_install();
+    diag_ctx dc = {0};
+    dc.quiet = o.quiet;
     etw_reader_options ro = {0};
     ro.on_diag = on_diag;
     ro.diag_ctx = &dc;
     ro.file_order = o.file_order;
-    etw_reader *r;
-    etw_status s = etw_reader_open_file(&r, o.path, &ro);
-    if (s != ETW_OK) {
-        if (s == ETW_E_IO)
-            fprintf(stderr, "etwdump: %s: cannot read: %s\n", o.path, strerror(errno));
-        else if (s == ETW_E_NOT_ETL)
-            fprintf(stderr, "etwdump: %s: not an ETL file (no buffer header and log-file header at offset 0)\n",
-                    o.path);
-        else
-            fprintf(stderr, "etwdump: %s: %s\n", o.path, etw_strerror(s));
+    etw_multi *m;
+    if (etw_multi_new(&m, &ro) != ETW_OK) {
+        fprintf(stderr, "etwdump: out of memory\n");
         return EXIT_FATAL;
     }
+    int skipped = 0;
+    int opened = open_inputs(&o, m, &dc, &skipped);
+    if (!opened) {
+        etw_multi_free(m);
+        return EXIT_FATAL;
+    }
+    dc.multi = m;
     FILE *out = stdout;
     if (o.output && !(out = fopen(o.output, "wb"))) {
         fprintf(stderr, "etwdump: %s: %s\n", o.output, strerror(errno));
-        etw_reader_close(r);
+        etw_multi_free(m);
         return EXIT_FATAL;
     }
-    int rc;
-    if (o.stats) {
-        rc = run_stats(r, out, &o);
-    } else {
-        etw_decoder *dec;
-        etw_decoder_options dopt = {0};
-        dopt.on_diag = on_decoder_diag;
-        dopt.diag_ctx = &dc;
-        if (etw_decoder_new(&dec, &dopt) != ETW_OK) {
-            fprintf(stderr, "etwdump: out of memory\n");
-            rc = EXIT_FATAL;
-        } else {
-            rc = EXIT_CLEAN;
-            for (int i = 0; i < o.nmanifests; i++) {
-                etw_status ms = etw_decoder_add_manifest(dec, o.manifests[i], NULL);
-                if (ms == ETW_E_IO) {
-                    fprintf(stderr, "etwdump: %s: cannot read manifest: %s\n", o.manifests[i], strerror(errno));
-                    rc = EXIT_FATAL;
-                } else if (ms != ETW_OK) {
-                    rc = EXIT_SKIPPED; /* reported with its line; the other manifests still load */
-                }
-            }
-            if (rc != EXIT_FATAL) {
-                dc.muted = 1;
-                etw_status ps = etw_decoder_prescan(dec, r);
-                dc.muted = 0;
-                if (ps != ETW_OK) {
-                    fprintf(stderr, "etwdump: %s: %s\n", o.path, etw_strerror(ps));
-                    rc = EXIT_FATAL;
-                } else {
-                    etw_filter *f = build_filter(&o);
-                    int jrc = f ? run_json(r, dec, f, out, &o) : EXIT_FATAL;
-                    if (jrc > rc) rc = jrc;
-                    etw_filter_free(f);
-                }
-            }
-            etw_decoder_free(dec);
+    etw_decoder *dec = NULL;
+    etw_filter *filter = NULL;
+    int rc = setup_decoder(&o, m, &dc, &dec);
+    if (rc != EXIT_FATAL && !(filter = build_filter(&o))) rc = EXIT_FATAL;
+    if (rc != EXIT_FATAL) {
+        session s;
+        memset(&s, 0, sizeof s);
+        s.o = &o;
+        s.m = m;
+        s.dec = dec;
+        s.filter = filter;
+        s.out = out;
+        s.dc = &dc;
+        s.several = etw_multi_count(m) > 1;
+        /* "0 s" is the earliest session start (the earliest log-file header) */
+        for (size_t i = 0; i < etw_multi_count(m); i++) {
+            const etw_reader *r = etw_multi_reader(m, i);
+            int64_t t = etw_reader_to_filetime(r, etw_reader_logfile(r)->raw_timestamp);
+            if (i == 0 || t < s.origin) s.origin = t;
         }
+        etw_filter_set_origin(filter, s.origin);
+        int r2 = o.stats ? run_stats(&s) : o.schemas ? run_schemas(&s) : run_events(&s);
+        if (r2 > rc) rc = r2;
+        if (rc == EXIT_CLEAN && skipped) rc = EXIT_SKIPPED;
     }
-    if (fflush(out) != 0 && rc != EXIT_FATAL) {
-        fprintf(stderr, "etwdump: write error: %s\n", strerror(errno));
-        rc = EXIT_FATAL;
-    }
+    int fr = flush_out(out);
+    if (fr < 0 && rc != EXIT_FATAL) rc = EXIT_FATAL;
     if (out != stdout) fclose(out);
-    etw_reader_close(r);
+    etw_filter_free(filter);
+    etw_decoder_free(dec);
+    etw_multi_free(m);
     return rc;
 }

@@ -7,20 +7,36 @@
 #include "etwdump.h"
 
 static const char usage_text[] =
-    "usage: etwdump [OPTIONS] FILE.etl\n"
+    "usage: etwdump [OPTIONS] FILE.etl|DIR...\n"
     "\n"
-    "Decode a Windows ETW trace into JSON Lines (one object per event, in\n"
-    "timestamp order; the first one is the log-file header), or summarize it.\n"
+    "Decode Windows ETW traces into JSON Lines (one object per event, in\n"
+    "timestamp order; the first one is the log-file header), text or CSV, or\n"
+    "summarize them. Several files (directories: their *.etl files, recursively)\n"
+    "are merged into one timeline; each event then says its \"file\".\n"
     "\n"
     "options:\n"
-    "  --format json        output format (json is the only one so far)\n"
+    "  --format FMT         json (the contract, default), text (one readable line\n"
+    "                       per event) or csv (RFC 4180, a header row, one column\n"
+    "                       per field name)\n"
+    "  --fields A,B,...     keep only these payload fields (repeatable)\n"
+    "  --time FORM          utc (RFC 3339, default for json and csv), relative\n"
+    "                       (seconds from the trace start, default for text) or\n"
+    "                       local (RFC 3339 with this machine's UTC offset)\n"
     "  -m, --manifest PATH  decode manifest-based events with this instrumentation\n"
     "                       manifest (a .man/.xml file, or a directory of them);\n"
     "                       repeatable; takes precedence over schemas in the trace\n"
     "  --no-manifest-events leave out the EventSource manifest chunks (ManifestData)\n"
     "  --messages           add \"message\": the event's message string with its\n"
     "                       %1..%n inserts filled in from the fields\n"
-    "  --stats              print a summary table instead of the events\n"
+    "  --stats              print a summary instead of the events: the files,\n"
+    "                       events by provider, event and process (count, first\n"
+    "                       and last time, bytes), lost events, decode errors;\n"
+    "                       with --format json, the same as one JSON object\n"
+    "  --schemas            print the schemas the selected events use (provider,\n"
+    "                       event, version, fields with types and maps, source)\n"
+    "                       as one JSON object\n"
+    "  --no-progress        no progress line (it is shown on standard error only\n"
+    "                       when that is a terminal and the input is over 4 MiB)\n"
     "  --raw                add \"raw\" (user data in hex) to every event\n"
     "  --file-order         keep the file's record order (no merge by time)\n"
     "  -n, --max-events N   stop after N (selected) events\n"
@@ -54,8 +70,10 @@ static const char usage_text[] =
     "  --exclude-errors     only the events that decoded\n"
     "\n"
     "exit status: 0 all data read; 1 some data was damaged and skipped (each\n"
-    "problem is reported on standard error with its file offset); 2 the file\n"
-    "could not be read at all or the command line is wrong.\n";
+    "problem is reported on standard error with its file offset), or a file of\n"
+    "several could not be read; 2 no file could be read, or the command line is\n"
+    "wrong; 130 stopped by Ctrl-C (the output ends with a complete line). A\n"
+    "closed pipe (etwdump ... | head) ends the run quietly.\n";
 
 /* The selection options: each adds one predicate of the library's filter. */
 static const struct {
@@ -79,6 +97,29 @@ static int filter_option(const char *a) {
     for (int k = 0; k < (int)(sizeof filter_options / sizeof filter_options[0]); k++)
         if (!strcmp(a, filter_options[k].name)) return k;
     return -1;
+}
+
+/* --fields A,B,C: the names are cut out of the argument itself (argv
+ * strings are the program's to change). */
+static int add_fields(options *o, char *list) {
+    for (char *p = list;;) {
+        char *comma = strchr(p, ',');
+        if (comma) *comma = 0;
+        if (*p) {
+            if (o->nfields == ETW_RENDER_MAX_FIELDS) {
+                fprintf(stderr, "etwdump: at most %d --fields names\n", ETW_RENDER_MAX_FIELDS);
+                return 0;
+            }
+            o->fields[o->nfields++] = p;
+        }
+        if (!comma) break;
+        p = comma + 1;
+    }
+    if (!o->nfields) {
+        fprintf(stderr, "etwdump: --fields needs at least one name\n");
+        return 0;
+    }
+    return 1;
 }
 
 int parse_args(int argc, char **argv, options *o) {
@@ -112,10 +153,36 @@ int parse_args(int argc, char **argv, options *o) {
             o->quiet = 1;
         } else if (!strcmp(a, "--format")) {
             if (++i >= argc) goto missing;
-            if (strcmp(argv[i], "json") != 0) {
-                fprintf(stderr, "etwdump: unknown format '%s' (known: json)\n", argv[i]);
+            o->format_given = 1;
+            if (!strcmp(argv[i], "json")) {
+                o->format = ETW_RENDER_JSON;
+            } else if (!strcmp(argv[i], "text")) {
+                o->format = ETW_RENDER_TEXT;
+            } else if (!strcmp(argv[i], "csv")) {
+                o->format = ETW_RENDER_CSV;
+            } else {
+                fprintf(stderr, "etwdump: unknown format '%s' (known: json, text, csv)\n", argv[i]);
                 return 0;
             }
+        } else if (!strcmp(a, "--time")) {
+            if (++i >= argc) goto missing;
+            if (!strcmp(argv[i], "utc")) {
+                o->time = ETW_TIME_UTC;
+            } else if (!strcmp(argv[i], "relative")) {
+                o->time = ETW_TIME_RELATIVE;
+            } else if (!strcmp(argv[i], "local")) {
+                o->time = ETW_TIME_LOCAL;
+            } else {
+                fprintf(stderr, "etwdump: unknown time form '%s' (known: utc, relative, local)\n", argv[i]);
+                return 0;
+            }
+        } else if (!strcmp(a, "--fields")) {
+            if (++i >= argc) goto missing;
+            if (!add_fields(o, argv[i])) return 0;
+        } else if (!strcmp(a, "--schemas")) {
+            o->schemas = 1;
+        } else if (!strcmp(a, "--no-progress")) {
+            o->no_progress = 1;
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
             if (++i >= argc) goto missing;
             o->output = argv[i];
@@ -147,21 +214,24 @@ int parse_args(int argc, char **argv, options *o) {
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "etwdump: unknown option '%s' (see --help)\n", a);
             return 0;
-        } else if (o->path) {
-            fprintf(stderr, "etwdump: one trace at a time ('%s' and '%s')\n", o->path, a);
+        } else if (o->ninputs == MAX_INPUTS) {
+            fprintf(stderr, "etwdump: at most %d files and directories\n", MAX_INPUTS);
             return 0;
         } else {
-            o->path = a;
+            o->inputs[o->ninputs++] = a;
         }
         continue;
     missing:
         fprintf(stderr, "etwdump: option '%s' needs a value\n", a);
         return 0;
     }
-    if (!o->path) {
+    if (!o->ninputs) {
         fputs(usage_text, stderr);
+        return 0;
+    }
+    if (o->stats && o->schemas) {
+        fprintf(stderr, "etwdump: --stats and --schemas: one summary at a time\n");
         return 0;
     }
     return 1;
 }
-

@@ -1,0 +1,122 @@
+/* etw_render.h - events as JSON Lines, readable text or CSV, with a choice
+ * of fields and time forms.
+ *
+ *   etw_render_options ro = {0};
+ *   ro.format = ETW_RENDER_CSV;
+ *   ro.json.decoder = dec;
+ *   etw_renderer *rd;
+ *   etw_renderer_new(&rd, NULL, &ro);
+ *   // CSV without a field list: learn the columns from the selected events
+ *   while (next(&ev)) etw_renderer_learn(rd, reader, &ev);
+ *   etw_renderer_header(rd, &s, &n);   write(s, n);   // the header row
+ *   while (next(&ev)) { etw_renderer_event(rd, reader, &ev, &s, &n); write(s, n); }
+ *
+ * Every format starts from the contract's JSON object of the event
+ * (etw_json.h, docs/json-output.md), so names, values and decoding are the
+ * same in all three:
+ *
+ *   JSON  the contract's line. With a field list, "fields" keeps only the
+ *         listed members (in the event's order). With a time form other than
+ *         UTC, "time" is a number of seconds from the origin (RELATIVE) or
+ *         an RFC 3339 string with the local offset (LOCAL).
+ *   TEXT  one line a person scans: TIME PROVIDER/EVENT pid=N tid=N then
+ *         name=value for each field (strings bare when they hold no space,
+ *         quote, '=', backslash or control character, else JSON-quoted;
+ *         structs and arrays as compact JSON), then error="..." and
+ *         message="..." when the event has them. Default time: seconds from
+ *         the origin.
+ *   CSV   RFC 4180: comma-separated, CRLF line ends, a field quoted (with
+ *         "" for a quote) when it holds a comma, quote, CR or LF. One header
+ *         row. Fixed columns first: time, file (only when set), provider,
+ *         provider_guid, event, id, version, level, opcode, task, channel,
+ *         keywords, pid, tid, cpu, data_len, activity_id,
+ *         related_activity_id, container_id, message (with messages on),
+ *         error, raw (with raw_always); then one column per field name: the
+ *         field list as given, else every top-level field name of the
+ *         events learned, in order of first appearance. Heterogeneous events
+ *         share columns by name; a cell is empty when the event has no such
+ *         field or key. A field named like a fixed column gets the column
+ *         "fields.NAME". Strings are unescaped (UTF-8), numbers and booleans
+ *         as in JSON, structs and arrays as compact JSON text, null empty.
+ *         "stack" is not a column.
+ *
+ * A renderer keeps its buffers between events (nothing is allocated per
+ * event once they have grown) and is single-threaded; the line it returns is
+ * valid until the next call.
+ */
+#ifndef ETWDECODE_ETW_RENDER_H
+#define ETWDECODE_ETW_RENDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "etw_event.h"
+#include "etw_json.h"
+#include "etw_reader.h"
+#include "etw_status.h"
+#include "etw_types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum etw_render_format {
+    ETW_RENDER_JSON = 0,
+    ETW_RENDER_TEXT = 1,
+    ETW_RENDER_CSV = 2
+} etw_render_format;
+
+typedef enum etw_time_form {
+    ETW_TIME_DEFAULT = 0, /* JSON, CSV: UTC; TEXT: relative */
+    ETW_TIME_UTC,         /* RFC 3339 UTC, 7 fractional digits (the contract's form) */
+    ETW_TIME_RELATIVE,    /* seconds from time_origin, 7 fractional digits ("12.3456789") */
+    ETW_TIME_LOCAL        /* RFC 3339 with the offset utc_offset gives ("...T16:59:35.8001567+02:00") */
+} etw_time_form;
+
+/* Most fields a field list names. */
+#define ETW_RENDER_MAX_FIELDS 1024
+
+typedef struct etw_render_options {
+    etw_render_format format;
+    etw_json_options json;       /* decoder, raw_always, messages (as etw_json) */
+    const char *const *fields;   /* payload fields to keep (borrowed); NULL: all */
+    size_t nfields;
+    etw_time_form time;
+    int64_t time_origin;         /* FILETIME of "0" for ETW_TIME_RELATIVE */
+    /* ETW_TIME_LOCAL: seconds east of UTC in force at a FILETIME (the
+     * caller's time-zone rules: the library reads no time zone). NULL: 0. */
+    long (*utc_offset)(void *ctx, int64_t filetime);
+    void *utc_offset_ctx;
+} etw_render_options;
+
+typedef struct etw_renderer etw_renderer;
+
+etw_status etw_renderer_new(etw_renderer **out, const etw_allocator *alloc, const etw_render_options *opt);
+void etw_renderer_free(etw_renderer *rd);
+
+/* The "file" key (JSON), column (CSV) or file= item (TEXT) of the events
+ * rendered from now on; NULL: none. Borrowed. For CSV, set it before the
+ * header to get the column. */
+void etw_renderer_set_file(etw_renderer *rd, const char *name);
+
+/* CSV without a field list: add ev's top-level field names to the columns
+ * (from its schema, or from its JSON object where the fields do not come
+ * from a schema: the log-file header, EventSource manifest chunks).
+ * Before etw_renderer_header. Other formats: nothing. */
+etw_status etw_renderer_learn(etw_renderer *rd, const etw_reader *r, const etw_event *ev);
+
+/* The text that comes before the first event: CSV's header row; empty for
+ * JSON and TEXT. The columns are fixed from then on. */
+etw_status etw_renderer_header(etw_renderer *rd, const char **out, size_t *len);
+
+/* One event, with its line end. */
+etw_status etw_renderer_event(etw_renderer *rd, const etw_reader *r, const etw_event *ev,
+                              const char **out, size_t *len);
+
+/* Number of columns of a CSV renderer (after the header), 0 otherwise. */
+size_t etw_renderer_columns(const etw_renderer *rd);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,165 @@
+/* etw_multi.c - several readers merged by timestamp (see etw_multi.h).
+ * The merge is a linear scan of the files' head events: investigations
+ * merge a handful of files, and a scan of a few heads costs less than a
+ * heap's bookkeeping at that size. */
+#include "etwdecode/etw_multi.h"
+
+#include <string.h>
+
+#include "../common/etw_alloc.h"
+
+typedef struct multi_file {
+    etw_reader *reader;
+    char *name;
+    etw_event head; /* valid when has_head */
+    int has_head;
+    int done;
+} multi_file;
+
+struct etw_multi {
+    etw_allocator alloc;
+    etw_reader_options opt;
+    multi_file *files;
+    size_t count, cap;
+    size_t current;   /* file of the event being read / last returned */
+    int started;
+    int pending;      /* the last returned file must advance before the next pick */
+};
+
+etw_status etw_multi_new(etw_multi **out, const etw_reader_options *opt) {
+    if (!out) return ETW_E_INVALID_ARG;
+    *out = NULL;
+    etw_allocator a = etw_allocator_resolve(opt ? opt->allocator : NULL);
+    etw_multi *m = etw_calloc(&a, 1, sizeof *m);
+    if (!m) return ETW_E_NOMEM;
+    m->alloc = a;
+    if (opt) m->opt = *opt;
+    *out = m;
+    return ETW_OK;
+}
+
+void etw_multi_free(etw_multi *m) {
+    if (!m) return;
+    etw_allocator a = m->alloc;
+    for (size_t i = 0; i < m->count; i++) {
+        etw_reader_close(m->files[i].reader);
+        etw_free(&a, m->files[i].name);
+    }
+    etw_free(&a, m->files);
+    etw_free(&a, m);
+}
+
+etw_status etw_multi_add_reader(etw_multi *m, etw_reader *r, const char *name) {
+    if (!m || !r) {
+        etw_reader_close(r);
+        return ETW_E_INVALID_ARG;
+    }
+    if (m->started) {
+        etw_reader_close(r);
+        return ETW_E_INVALID_ARG;
+    }
+    if (m->count >= ETW_MULTI_MAX_FILES) {
+        etw_reader_close(r);
+        return ETW_E_LIMIT;
+    }
+    if (m->count == m->cap) {
+        size_t nc = m->cap ? m->cap * 2 : 4;
+        multi_file *nf = etw_calloc(&m->alloc, nc, sizeof *nf);
+        if (!nf) {
+            etw_reader_close(r);
+            return ETW_E_NOMEM;
+        }
+        if (m->count) memcpy(nf, m->files, m->count * sizeof *nf);
+        etw_free(&m->alloc, m->files);
+        m->files = nf;
+        m->cap = nc;
+    }
+    const char *nm = name ? name : "";
+    size_t n = strlen(nm);
+    char *copy = etw_alloc(&m->alloc, n + 1);
+    if (!copy) {
+        etw_reader_close(r);
+        return ETW_E_NOMEM;
+    }
+    memcpy(copy, nm, n + 1);
+    multi_file *f = &m->files[m->count++];
+    memset(f, 0, sizeof *f);
+    f->reader = r;
+    f->name = copy;
+    return ETW_OK;
+}
+
+etw_status etw_multi_add_file(etw_multi *m, const char *path) {
+    if (!m || !path) return ETW_E_INVALID_ARG;
+    if (m->started) return ETW_E_INVALID_ARG;
+    if (m->count >= ETW_MULTI_MAX_FILES) return ETW_E_LIMIT;
+    etw_reader *r;
+    m->current = m->count; /* diagnostics while opening name this file */
+    etw_status s = etw_reader_open_file(&r, path, &m->opt);
+    if (s != ETW_OK) return s;
+    return etw_multi_add_reader(m, r, path);
+}
+
+size_t etw_multi_count(const etw_multi *m) { return m ? m->count : 0; }
+
+etw_reader *etw_multi_reader(const etw_multi *m, size_t i) {
+    return m && i < m->count ? m->files[i].reader : NULL;
+}
+
+const char *etw_multi_name(const etw_multi *m, size_t i) {
+    return m && i < m->count ? m->files[i].name : NULL;
+}
+
+size_t etw_multi_current(const etw_multi *m) { return m ? m->current : 0; }
+
+static void fill(etw_multi *m, size_t i) {
+    multi_file *f = &m->files[i];
+    if (f->has_head || f->done) return;
+    m->current = i;
+    if (etw_reader_next(f->reader, &f->head) == ETW_OK) f->has_head = 1;
+    else f->done = 1;
+}
+
+etw_status etw_multi_next(etw_multi *m, etw_event *ev, size_t *file) {
+    if (!m || !ev) return ETW_E_INVALID_ARG;
+    m->started = 1;
+    if (m->pending) {
+        /* the event returned last borrowed its reader's buffer until now */
+        m->files[m->current].has_head = 0;
+        m->pending = 0;
+    }
+    size_t best = m->count;
+    if (m->opt.file_order) {
+        for (size_t i = 0; i < m->count && best == m->count; i++) {
+            fill(m, i);
+            if (m->files[i].has_head) best = i;
+        }
+    } else {
+        for (size_t i = 0; i < m->count; i++) {
+            fill(m, i);
+            if (m->files[i].has_head &&
+                (best == m->count || m->files[i].head.timestamp < m->files[best].head.timestamp))
+                best = i;
+        }
+    }
+    if (best == m->count) return ETW_END;
+    *ev = m->files[best].head;
+    m->current = best;
+    m->pending = 1;
+    if (file) *file = best;
+    return ETW_OK;
+}
+
+etw_status etw_multi_rewind(etw_multi *m) {
+    if (!m) return ETW_E_INVALID_ARG;
+    for (size_t i = 0; i < m->count; i++) {
+        etw_status s = etw_reader_rewind(m->files[i].reader);
+        if (s != ETW_OK) return s;
+        m->files[i].has_head = 0;
+        m->files[i].done = 0;
+    }
+    m->started = 0;
+    m->pending = 0;
+    m->current = 0;
+    return ETW_OK;
+}

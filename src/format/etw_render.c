@@ -1,0 +1,629 @@
+/* etw_render.c - JSON, text and CSV renderings of events (see etw_render.h).
+ * Each starts from the contract's JSON object (etw_json), read back with
+ * etw_jscan, so that the three can never disagree on a name or a value. */
+#include "etwdecode/etw_render.h"
+
+#include <string.h>
+
+#include "../common/etw_alloc.h"
+#include "etwdecode/etw_decoder.h"
+#include "etw_jscan.h"
+#include "etw_text.h"
+
+/* FILETIME ticks per second (100 ns units). */
+#define TICKS INT64_C(10000000)
+/* Most CSV columns (fixed and learned). */
+#define MAX_COLUMNS 65536
+
+/* The fixed CSV columns, in order; the JSON key of each is its name. */
+enum { COL_TIME, COL_FILE, COL_PROVIDER, COL_PROVIDER_GUID, COL_EVENT, COL_ID, COL_VERSION, COL_LEVEL,
+       COL_OPCODE, COL_TASK, COL_CHANNEL, COL_KEYWORDS, COL_PID, COL_TID, COL_CPU, COL_DATA_LEN,
+       COL_ACTIVITY, COL_RELATED, COL_CONTAINER, COL_MESSAGE, COL_ERROR, COL_RAW, NFIXED };
+static const char *const fixed_names[NFIXED] = {
+    "time", "file", "provider", "provider_guid", "event", "id", "version", "level", "opcode", "task",
+    "channel", "keywords", "pid", "tid", "cpu", "data_len", "activity_id", "related_activity_id",
+    "container_id", "message", "error", "raw"};
+
+typedef struct column {
+    char *name;     /* the header text (a field column may be "fields.NAME") */
+    char *field;    /* the field name it holds, NULL for fixed columns */
+    size_t field_len;
+    int fixed;      /* index in fixed_names, or -1 */
+} column;
+
+struct etw_renderer {
+    etw_allocator alloc;
+    etw_render_options opt;
+    etw_json *json;
+    etw_text out, scratch;
+    const char *file;
+    /* CSV */
+    column *cols;
+    size_t ncols, cap;
+    uint32_t *hash;       /* open addressing over field columns: index+1, 0 empty */
+    size_t hcap;
+    uint32_t *seen;       /* schema ids learned (open addressing, id+1) */
+    size_t seen_cap, seen_used;
+    const char **cell;    /* per column, the value span of the current row */
+    size_t *cell_len;
+    int header_done;
+    int fixed_on[NFIXED]; /* which fixed columns the header has */
+};
+
+static uint64_t name_hash(const char *s, size_t n) {
+    uint64_t h = 1469598103934665603u; /* FNV-1a offset basis */
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211u;
+    return h;
+}
+
+etw_status etw_renderer_new(etw_renderer **out, const etw_allocator *alloc, const etw_render_options *opt) {
+    if (!out || !opt) return ETW_E_INVALID_ARG;
+    *out = NULL;
+    if (opt->format > ETW_RENDER_CSV || opt->time > ETW_TIME_LOCAL || opt->nfields > ETW_RENDER_MAX_FIELDS ||
+        (opt->nfields && !opt->fields))
+        return ETW_E_INVALID_ARG;
+    etw_allocator a = etw_allocator_resolve(alloc);
+    etw_renderer *rd = etw_calloc(&a, 1, sizeof *rd);
+    if (!rd) return ETW_E_NOMEM;
+    rd->alloc = a;
+    rd->opt = *opt;
+    if (rd->opt.time == ETW_TIME_DEFAULT)
+        rd->opt.time = opt->format == ETW_RENDER_TEXT ? ETW_TIME_RELATIVE : ETW_TIME_UTC;
+    etw_text_init(&rd->out, &a);
+    etw_text_init(&rd->scratch, &a);
+    if (etw_json_new(&rd->json, &a, &opt->json) != ETW_OK) {
+        etw_free(&a, rd);
+        return ETW_E_NOMEM;
+    }
+    *out = rd;
+    return ETW_OK;
+}
+
+void etw_renderer_free(etw_renderer *rd) {
+    if (!rd) return;
+    etw_allocator a = rd->alloc;
+    for (size_t i = 0; i < rd->ncols; i++) {
+        etw_free(&a, rd->cols[i].name);
+        etw_free(&a, rd->cols[i].field);
+    }
+    etw_free(&a, rd->cols);
+    etw_free(&a, rd->hash);
+    etw_free(&a, rd->seen);
+    etw_free(&a, (void *)rd->cell);
+    etw_free(&a, rd->cell_len);
+    etw_json_free(rd->json);
+    etw_text_free(&rd->out);
+    etw_text_free(&rd->scratch);
+    etw_free(&a, rd);
+}
+
+void etw_renderer_set_file(etw_renderer *rd, const char *name) {
+    if (!rd) return;
+    rd->file = name;
+    etw_json_set_file(rd->json, name);
+}
+
+size_t etw_renderer_columns(const etw_renderer *rd) {
+    return rd && rd->opt.format == ETW_RENDER_CSV && rd->header_done ? rd->ncols : 0;
+}
+
+/* ---- CSV columns ---------------------------------------------------------- */
+
+static char *dup(etw_renderer *rd, const char *s, size_t n) {
+    char *c = etw_alloc(&rd->alloc, n + 1);
+    if (!c) return NULL;
+    memcpy(c, s, n);
+    c[n] = 0;
+    return c;
+}
+
+static long find_field(const etw_renderer *rd, const char *name, size_t n) {
+    if (!rd->hcap) return -1;
+    size_t j = (size_t)name_hash(name, n) & (rd->hcap - 1);
+    while (rd->hash[j]) {
+        const column *c = &rd->cols[rd->hash[j] - 1];
+        if (c->field_len == n && !memcmp(c->field, name, n)) return (long)(rd->hash[j] - 1);
+        j = (j + 1) & (rd->hcap - 1);
+    }
+    return -1;
+}
+
+static etw_status rehash(etw_renderer *rd, size_t nc) {
+    uint32_t *nh = etw_calloc(&rd->alloc, nc, sizeof *nh);
+    if (!nh) return ETW_E_NOMEM;
+    for (size_t i = 0; i < rd->ncols; i++) {
+        if (!rd->cols[i].field) continue;
+        size_t j = (size_t)name_hash(rd->cols[i].field, rd->cols[i].field_len) & (nc - 1);
+        while (nh[j]) j = (j + 1) & (nc - 1);
+        nh[j] = (uint32_t)(i + 1);
+    }
+    etw_free(&rd->alloc, rd->hash);
+    rd->hash = nh;
+    rd->hcap = nc;
+    return ETW_OK;
+}
+
+static etw_status add_column(etw_renderer *rd, const char *field, size_t n, int fixed) {
+    if (rd->ncols >= MAX_COLUMNS) return ETW_E_LIMIT;
+    if (field && find_field(rd, field, n) >= 0) return ETW_OK;
+    if (rd->ncols == rd->cap) {
+        size_t nc = rd->cap ? rd->cap * 2 : 64;
+        column *ncl = etw_calloc(&rd->alloc, nc, sizeof *ncl);
+        if (!ncl) return ETW_E_NOMEM;
+        if (rd->ncols) memcpy(ncl, rd->cols, rd->ncols * sizeof *ncl);
+        etw_free(&rd->alloc, rd->cols);
+        rd->cols = ncl;
+        rd->cap = nc;
+    }
+    column c = {0};
+    c.fixed = fixed;
+    if (field) {
+        int clash = 0;
+        for (int k = 0; k < NFIXED; k++)
+            if (strlen(fixed_names[k]) == n && !memcmp(fixed_names[k], field, n)) clash = 1;
+        c.field = dup(rd, field, n);
+        c.field_len = n;
+        if (!c.field) return ETW_E_NOMEM;
+        if (clash) {
+            c.name = etw_alloc(&rd->alloc, n + 8);
+            if (c.name) {
+                memcpy(c.name, "fields.", 7);
+                memcpy(c.name + 7, field, n);
+                c.name[n + 7] = 0;
+            }
+        } else {
+            c.name = dup(rd, field, n);
+        }
+        if (!c.name) {
+            etw_free(&rd->alloc, c.field);
+            return ETW_E_NOMEM;
+        }
+    } else {
+        c.name = dup(rd, fixed_names[fixed], strlen(fixed_names[fixed]));
+        if (!c.name) return ETW_E_NOMEM;
+    }
+    rd->cols[rd->ncols++] = c;
+    if (field) {
+        if ((rd->ncols + 1) * 2 > rd->hcap) {
+            etw_status s = rehash(rd, rd->hcap ? rd->hcap * 2 : 128);
+            if (s != ETW_OK) return s;
+        } else {
+            size_t j = (size_t)name_hash(field, n) & (rd->hcap - 1);
+            while (rd->hash[j]) j = (j + 1) & (rd->hcap - 1);
+            rd->hash[j] = (uint32_t)rd->ncols;
+        }
+    }
+    return ETW_OK;
+}
+
+/* 1 the first time schema id is seen. */
+static int first_sight(etw_renderer *rd, uint32_t id, etw_status *st) {
+    *st = ETW_OK;
+    if ((rd->seen_used + 1) * 2 > rd->seen_cap) {
+        size_t nc = rd->seen_cap ? rd->seen_cap * 2 : 256;
+        uint32_t *ns = etw_calloc(&rd->alloc, nc, sizeof *ns);
+        if (!ns) {
+            *st = ETW_E_NOMEM;
+            return 0;
+        }
+        for (size_t i = 0; i < rd->seen_cap; i++) {
+            if (!rd->seen[i]) continue;
+            size_t j = (rd->seen[i] * 2654435761u) & (nc - 1);
+            while (ns[j]) j = (j + 1) & (nc - 1);
+            ns[j] = rd->seen[i];
+        }
+        etw_free(&rd->alloc, rd->seen);
+        rd->seen = ns;
+        rd->seen_cap = nc;
+    }
+    uint32_t key = id + 1;
+    size_t j = (key * 2654435761u) & (rd->seen_cap - 1);
+    while (rd->seen[j]) {
+        if (rd->seen[j] == key) return 0;
+        j = (j + 1) & (rd->seen_cap - 1);
+    }
+    rd->seen[j] = key;
+    rd->seen_used++;
+    return 1;
+}
+
+/* The member "fields" of a JSON line, or an empty span. */
+static void fields_span(const char *line, size_t len, const char **f, size_t *fl) {
+    size_t pos = 0;
+    etw_jmember m;
+    *f = NULL;
+    *fl = 0;
+    while (etw_jscan_next_member(line, len, &pos, &m))
+        if (etw_jscan_key_is(m.key, m.key_len, "fields", 6)) {
+            *f = m.value;
+            *fl = m.value_len;
+            return;
+        }
+}
+
+static etw_status learn_from_json(etw_renderer *rd, const etw_reader *r, const etw_event *ev) {
+    const char *line;
+    size_t len;
+    etw_status s = etw_json_event(rd->json, r, ev, &line, &len);
+    if (s != ETW_OK) return s;
+    const char *f;
+    size_t fl;
+    fields_span(line, len, &f, &fl);
+    size_t pos = 0;
+    etw_jmember m;
+    while (f && etw_jscan_next_member(f, fl, &pos, &m)) {
+        etw_text_clear(&rd->scratch);
+        etw_jscan_unescape(&rd->scratch, m.key - 1, m.key_len + 2);
+        if (etw_text_status(&rd->scratch) != ETW_OK) return ETW_E_NOMEM;
+        s = add_column(rd, rd->scratch.data ? rd->scratch.data : "", rd->scratch.len, -1);
+        if (s != ETW_OK) return s;
+    }
+    return ETW_OK;
+}
+
+etw_status etw_renderer_learn(etw_renderer *rd, const etw_reader *r, const etw_event *ev) {
+    if (!rd || !ev) return ETW_E_INVALID_ARG;
+    if (rd->opt.format != ETW_RENDER_CSV || rd->opt.nfields || rd->header_done) return ETW_OK;
+    etw_decoder *d = rd->opt.json.decoder;
+    const etw_schema *schema = NULL;
+    if (d && !ev->is_logfile_header && etw_decoder_resolve(d, ev, &schema, NULL) != ETW_OK) schema = NULL;
+    if (!schema || etw_decoder_is_manifest_event(ev)) {
+        if (ev->is_logfile_header || (schema && etw_decoder_is_manifest_event(ev)))
+            return learn_from_json(rd, r, ev);
+        return ETW_OK; /* no schema: no fields */
+    }
+    etw_status st;
+    if (!first_sight(rd, schema->id, &st)) return st;
+    for (uint16_t i = 0; i < schema->top_count && i < schema->prop_count; i++) {
+        const char *nm = schema->props[i].name;
+        st = add_column(rd, nm, strlen(nm), -1);
+        if (st != ETW_OK) return st;
+    }
+    return ETW_OK;
+}
+
+/* ---- output helpers ------------------------------------------------------- */
+
+static void time_text(etw_renderer *rd, etw_text *t, int64_t ft, int quote_strings) {
+    switch (rd->opt.time) {
+    case ETW_TIME_RELATIVE: {
+        /* the difference in unsigned arithmetic: no overflow whatever the times */
+        int64_t o = rd->opt.time_origin;
+        uint64_t ad = ft >= o ? (uint64_t)ft - (uint64_t)o : (uint64_t)o - (uint64_t)ft;
+        if (ft < o) etw_text_putc(t, '-');
+        etw_text_u64(t, ad / TICKS);
+        etw_text_putc(t, '.');
+        char fr[8];
+        uint64_t f = ad % TICKS;
+        for (int i = 6; i >= 0; i--) {
+            fr[i] = (char)('0' + f % 10);
+            f /= 10;
+        }
+        etw_text_put(t, fr, 7);
+        return;
+    }
+    case ETW_TIME_LOCAL: {
+        long off = rd->opt.utc_offset ? rd->opt.utc_offset(rd->opt.utc_offset_ctx, ft) : 0;
+        if (off > 86400 || off < -86400) off = 0;
+        size_t mark = t->len;
+        if (quote_strings) etw_text_putc(t, '"');
+        if (etw_text_filetime(t, ft + (int64_t)off * TICKS) != ETW_OK) {
+            t->len = mark;
+            etw_text_puts(t, quote_strings ? "null" : "");
+            return;
+        }
+        if (t->len > mark && t->data[t->len - 1] == 'Z') t->len--; /* the offset replaces the Z */
+        long a = off < 0 ? -off : off;
+        char z[7] = {off < 0 ? '-' : '+', (char)('0' + a / 36000), (char)('0' + a / 3600 % 10), ':',
+                     (char)('0' + a / 600 % 6), (char)('0' + a / 60 % 10), 0};
+        etw_text_put(t, z, 6);
+        if (quote_strings) etw_text_putc(t, '"');
+        return;
+    }
+    default: {
+        size_t mark = t->len;
+        if (quote_strings) etw_text_putc(t, '"');
+        if (etw_text_filetime(t, ft) != ETW_OK) {
+            t->len = mark;
+            etw_text_puts(t, quote_strings ? "null" : "");
+            return;
+        }
+        if (quote_strings) etw_text_putc(t, '"');
+        return;
+    }
+    }
+}
+
+static int field_wanted(const etw_renderer *rd, const etw_jmember *m) {
+    for (size_t i = 0; i < rd->opt.nfields; i++) {
+        const char *f = rd->opt.fields[i];
+        if (f && etw_jscan_key_is(m->key, m->key_len, f, strlen(f))) return 1;
+    }
+    return 0;
+}
+
+/* A JSON value for TEXT: a string bare when it is safe to read so (names
+ * may hold spaces: name_ok). The JSON form has every control character
+ * escaped, so a string without a backslash has none. */
+static void text_value_(etw_text *t, const char *v, size_t n, int name_ok) {
+    if (n >= 2 && v[0] == '"') {
+        int bare = n > 2;
+        for (size_t i = 1; i + 1 < n && bare; i++)
+            if ((v[i] == ' ' && !name_ok) || v[i] == '\\' || (v[i] == '=' && !name_ok) || v[i] == '"') bare = 0;
+        if (bare) {
+            etw_text_put(t, v + 1, n - 2);
+            return;
+        }
+    }
+    etw_text_put(t, v, n);
+}
+
+static void text_value(etw_text *t, const char *v, size_t n) { text_value_(t, v, n, 0); }
+static void text_name(etw_text *t, const char *v, size_t n) { text_value_(t, v, n, 1); }
+
+/* A CSV cell from a JSON value. */
+static void csv_cell(etw_renderer *rd, etw_text *t, const char *v, size_t n) {
+    if (!v || !n || (n == 4 && !memcmp(v, "null", 4))) return;
+    etw_text *sc = &rd->scratch;
+    etw_text_clear(sc);
+    if (v[0] == '"') etw_jscan_unescape(sc, v, n);
+    else etw_text_put(sc, v, n);
+    const char *s = sc->data ? sc->data : "";
+    size_t len = sc->len;
+    int quote = 0;
+    for (size_t i = 0; i < len && !quote; i++)
+        if (s[i] == ',' || s[i] == '"' || s[i] == '\r' || s[i] == '\n') quote = 1;
+    if (!quote) {
+        etw_text_put(t, s, len);
+        return;
+    }
+    etw_text_putc(t, '"');
+    size_t run = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '"') {
+            etw_text_put(t, s + run, i + 1 - run);
+            etw_text_putc(t, '"');
+            run = i + 1;
+        }
+    }
+    etw_text_put(t, s + run, len - run);
+    etw_text_putc(t, '"');
+}
+
+static void csv_name(etw_text *t, const char *s) {
+    int quote = strpbrk(s, ",\"\r\n") != NULL;
+    if (!quote) {
+        etw_text_puts(t, s);
+        return;
+    }
+    etw_text_putc(t, '"');
+    for (; *s; s++) {
+        if (*s == '"') etw_text_putc(t, '"');
+        etw_text_putc(t, *s);
+    }
+    etw_text_putc(t, '"');
+}
+
+etw_status etw_renderer_header(etw_renderer *rd, const char **out, size_t *len) {
+    if (!rd || !out || !len) return ETW_E_INVALID_ARG;
+    etw_text *t = &rd->out;
+    etw_text_clear(t);
+    if (rd->opt.format == ETW_RENDER_CSV && !rd->header_done) {
+        /* the fixed columns go first: rebuild the list with them in front */
+        column *learned = rd->cols;
+        size_t nlearned = rd->ncols;
+        rd->cols = NULL;
+        rd->ncols = rd->cap = 0;
+        etw_free(&rd->alloc, rd->hash);
+        rd->hash = NULL;
+        rd->hcap = 0;
+        etw_status s = ETW_OK;
+        for (int k = 0; k < NFIXED && s == ETW_OK; k++) {
+            if ((k == COL_FILE && !rd->file) || (k == COL_MESSAGE && !rd->opt.json.messages) ||
+                (k == COL_RAW && !rd->opt.json.raw_always))
+                continue;
+            rd->fixed_on[k] = 1;
+            s = add_column(rd, NULL, 0, k);
+        }
+        if (rd->opt.nfields)
+            for (size_t i = 0; i < rd->opt.nfields && s == ETW_OK; i++)
+                s = add_column(rd, rd->opt.fields[i], strlen(rd->opt.fields[i]), -1);
+        else
+            for (size_t i = 0; i < nlearned && s == ETW_OK; i++)
+                s = add_column(rd, learned[i].field, learned[i].field_len, -1);
+        for (size_t i = 0; i < nlearned; i++) {
+            etw_free(&rd->alloc, learned[i].name);
+            etw_free(&rd->alloc, learned[i].field);
+        }
+        etw_free(&rd->alloc, learned);
+        if (s != ETW_OK) return s;
+        rd->cell = etw_calloc(&rd->alloc, rd->ncols ? rd->ncols : 1, sizeof *rd->cell);
+        rd->cell_len = etw_calloc(&rd->alloc, rd->ncols ? rd->ncols : 1, sizeof *rd->cell_len);
+        if (!rd->cell || !rd->cell_len) return ETW_E_NOMEM;
+        rd->header_done = 1;
+        for (size_t i = 0; i < rd->ncols; i++) {
+            if (i) etw_text_putc(t, ',');
+            csv_name(t, rd->cols[i].name);
+        }
+        etw_text_puts(t, "\r\n");
+    }
+    etw_status s = etw_text_status(t);
+    if (s != ETW_OK) return s;
+    *out = t->data ? t->data : "";
+    *len = t->len;
+    return ETW_OK;
+}
+
+/* ---- events --------------------------------------------------------------- */
+
+static int fixed_index(const etw_jmember *m) {
+    for (int k = 0; k < NFIXED; k++)
+        if (etw_jscan_key_is(m->key, m->key_len, fixed_names[k], strlen(fixed_names[k]))) return k;
+    return -1;
+}
+
+static void render_json(etw_renderer *rd, const etw_event *ev, const char *line, size_t len) {
+    etw_text *t = &rd->out;
+    if (!rd->opt.nfields && rd->opt.time == ETW_TIME_UTC) {
+        etw_text_put(t, line, len);
+        return;
+    }
+    size_t pos = 0;
+    etw_jmember m;
+    int first = 1;
+    etw_text_putc(t, '{');
+    while (etw_jscan_next_member(line, len, &pos, &m)) {
+        if (!first) etw_text_putc(t, ',');
+        first = 0;
+        etw_text_putc(t, '"');
+        etw_text_put(t, m.key, m.key_len);
+        etw_text_puts(t, "\":");
+        if (etw_jscan_key_is(m.key, m.key_len, "time", 4)) {
+            time_text(rd, t, ev->timestamp, 1);
+        } else if (rd->opt.nfields && etw_jscan_key_is(m.key, m.key_len, "fields", 6)) {
+            size_t fp = 0;
+            etw_jmember f;
+            int ff = 1;
+            etw_text_putc(t, '{');
+            while (etw_jscan_next_member(m.value, m.value_len, &fp, &f)) {
+                if (!field_wanted(rd, &f)) continue;
+                if (!ff) etw_text_putc(t, ',');
+                ff = 0;
+                etw_text_putc(t, '"');
+                etw_text_put(t, f.key, f.key_len);
+                etw_text_puts(t, "\":");
+                etw_text_put(t, f.value, f.value_len);
+            }
+            etw_text_putc(t, '}');
+        } else {
+            etw_text_put(t, m.value, m.value_len);
+        }
+    }
+    etw_text_puts(t, "}\n");
+}
+
+static void render_text(etw_renderer *rd, const etw_event *ev, const char *line, size_t len) {
+    etw_text *t = &rd->out;
+    const char *val[NFIXED] = {0};
+    size_t vlen[NFIXED] = {0};
+    const char *fields = NULL;
+    size_t flen = 0;
+    size_t pos = 0;
+    etw_jmember m;
+    while (etw_jscan_next_member(line, len, &pos, &m)) {
+        int k = fixed_index(&m);
+        if (k >= 0) {
+            val[k] = m.value;
+            vlen[k] = m.value_len;
+        } else if (etw_jscan_key_is(m.key, m.key_len, "fields", 6)) {
+            fields = m.value;
+            flen = m.value_len;
+        }
+    }
+    time_text(rd, t, ev->timestamp, 0);
+    if (val[COL_FILE]) {
+        etw_text_puts(t, " file=");
+        text_value(t, val[COL_FILE], vlen[COL_FILE]);
+    }
+    etw_text_putc(t, ' ');
+    if (val[COL_PROVIDER]) text_name(t, val[COL_PROVIDER], vlen[COL_PROVIDER]);
+    etw_text_putc(t, '/');
+    if (val[COL_EVENT]) text_name(t, val[COL_EVENT], vlen[COL_EVENT]);
+    etw_text_puts(t, " pid=");
+    if (val[COL_PID]) etw_text_put(t, val[COL_PID], vlen[COL_PID]);
+    etw_text_puts(t, " tid=");
+    if (val[COL_TID]) etw_text_put(t, val[COL_TID], vlen[COL_TID]);
+    size_t fp = 0;
+    while (fields && etw_jscan_next_member(fields, flen, &fp, &m)) {
+        if (rd->opt.nfields && !field_wanted(rd, &m)) continue;
+        etw_text_putc(t, ' ');
+        etw_text_put(t, m.key, m.key_len);
+        etw_text_putc(t, '=');
+        text_value(t, m.value, m.value_len);
+    }
+    static const int tail[] = {COL_MESSAGE, COL_ERROR, COL_RAW};
+    for (size_t i = 0; i < sizeof tail / sizeof tail[0]; i++) {
+        int k = tail[i];
+        if (!val[k]) continue;
+        etw_text_putc(t, ' ');
+        etw_text_puts(t, fixed_names[k]);
+        etw_text_putc(t, '=');
+        etw_text_put(t, val[k], vlen[k]);
+    }
+    etw_text_putc(t, '\n');
+}
+
+static void render_csv(etw_renderer *rd, const etw_event *ev, const char *line, size_t len) {
+    etw_text *t = &rd->out;
+    for (size_t i = 0; i < rd->ncols; i++) {
+        rd->cell[i] = NULL;
+        rd->cell_len[i] = 0;
+    }
+    size_t col_of_fixed[NFIXED];
+    for (int k = 0; k < NFIXED; k++) col_of_fixed[k] = (size_t)-1;
+    for (size_t i = 0; i < rd->ncols; i++)
+        if (rd->cols[i].fixed >= 0) col_of_fixed[rd->cols[i].fixed] = i;
+    size_t pos = 0;
+    etw_jmember m;
+    while (etw_jscan_next_member(line, len, &pos, &m)) {
+        int k = fixed_index(&m);
+        if (k >= 0 && col_of_fixed[k] != (size_t)-1) {
+            rd->cell[col_of_fixed[k]] = m.value;
+            rd->cell_len[col_of_fixed[k]] = m.value_len;
+        } else if (k < 0 && etw_jscan_key_is(m.key, m.key_len, "fields", 6)) {
+            size_t fp = 0;
+            etw_jmember f;
+            while (etw_jscan_next_member(m.value, m.value_len, &fp, &f)) {
+                long c;
+                if (memchr(f.key, '\\', f.key_len)) {
+                    etw_text_clear(&rd->scratch);
+                    etw_jscan_unescape(&rd->scratch, f.key - 1, f.key_len + 2);
+                    c = find_field(rd, rd->scratch.data ? rd->scratch.data : "", rd->scratch.len);
+                } else {
+                    c = find_field(rd, f.key, f.key_len);
+                }
+                if (c >= 0) {
+                    rd->cell[c] = f.value;
+                    rd->cell_len[c] = f.value_len;
+                }
+            }
+        }
+    }
+    for (size_t i = 0; i < rd->ncols; i++) {
+        if (i) etw_text_putc(t, ',');
+        if (rd->cols[i].fixed == COL_TIME) {
+            /* the time in the chosen form, quoted only if it needed it (never) */
+            time_text(rd, t, ev->timestamp, 0);
+            continue;
+        }
+        csv_cell(rd, t, rd->cell[i], rd->cell_len[i]);
+    }
+    etw_text_puts(t, "\r\n");
+}
+
+etw_status etw_renderer_event(etw_renderer *rd, const etw_reader *r, const etw_event *ev, const char **out,
+                              size_t *len) {
+    if (!rd || !ev || !out || !len) return ETW_E_INVALID_ARG;
+    if (rd->opt.format == ETW_RENDER_CSV && !rd->header_done) {
+        const char *h;
+        size_t hl;
+        etw_status s = etw_renderer_header(rd, &h, &hl); /* columns fixed now (header not returned) */
+        if (s != ETW_OK) return s;
+    }
+    const char *line;
+    size_t n;
+    etw_status s = etw_json_event(rd->json, r, ev, &line, &n);
+    if (s != ETW_OK) return s;
+    etw_text_clear(&rd->out);
+    switch (rd->opt.format) {
+    case ETW_RENDER_TEXT: render_text(rd, ev, line, n); break;
+    case ETW_RENDER_CSV: render_csv(rd, ev, line, n); break;
+    default: render_json(rd, ev, line, n); break;
+    }
+    s = etw_text_status(&rd->out);
+    if (s == ETW_OK) s = etw_text_status(&rd->scratch);
+    if (s != ETW_OK) return s;
+    *out = rd->out.data;
+    *len = rd->out.len;
+    return ETW_OK;
+}

@@ -1,0 +1,744 @@
+/* etw_stats.c - the summary of a trace (see etw_stats.h). */
+#include "etwdecode/etw_stats.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/etw_alloc.h"
+#include "etwdecode/etw_decode.h"
+#include "etw_jscan.h"
+#include "etw_strmap.h"
+#include "etw_text.h"
+
+typedef struct agg {
+    uint64_t count, bytes;
+    int64_t first, last;
+} agg;
+
+typedef struct proc_rec {
+    agg a;
+    uint32_t pid;
+} proc_rec;
+
+typedef struct image_rec {
+    char *json; /* the image name as a JSON string (quotes included), or NULL */
+    size_t len;
+} image_rec;
+
+typedef struct error_rec {
+    uint64_t count;
+    char *example;
+} error_rec;
+
+struct etw_stats {
+    etw_allocator alloc;
+    etw_strmap providers; /* agg */
+    etw_strmap events;    /* agg, key provider NUL event */
+    etw_strmap procs;     /* proc_rec, key pid (4 bytes) */
+    etw_strmap images;    /* image_rec, key pid */
+    etw_strmap errors;    /* error_rec, key kind */
+    etw_strmap guids;     /* agg, key GUID (16 bytes) + kernel flag: the header's provider */
+    agg all;
+    uint64_t lost_records;
+    etw_text text, scratch;
+};
+
+etw_status etw_stats_new(etw_stats **out, const etw_allocator *alloc) {
+    if (!out) return ETW_E_INVALID_ARG;
+    etw_allocator a = etw_allocator_resolve(alloc);
+    etw_stats *st = etw_calloc(&a, 1, sizeof *st);
+    if (!st) return ETW_E_NOMEM;
+    st->alloc = a;
+    etw_strmap_init(&st->providers, &a, sizeof(agg), ETW_STATS_MAX_KEYS);
+    etw_strmap_init(&st->events, &a, sizeof(agg), ETW_STATS_MAX_KEYS);
+    etw_strmap_init(&st->procs, &a, sizeof(proc_rec), ETW_STATS_MAX_KEYS);
+    etw_strmap_init(&st->images, &a, sizeof(image_rec), ETW_STATS_MAX_KEYS);
+    etw_strmap_init(&st->errors, &a, sizeof(error_rec), ETW_STATS_MAX_KEYS);
+    etw_strmap_init(&st->guids, &a, sizeof(agg), ETW_STATS_MAX_KEYS);
+    etw_text_init(&st->text, &a);
+    etw_text_init(&st->scratch, &a);
+    *out = st;
+    return ETW_OK;
+}
+
+static void free_recs(etw_stats *st, etw_strmap *m, int images) {
+    size_t n;
+    etw_strmap_entry **v = etw_strmap_list(m, &n);
+    for (size_t i = 0; i < n; i++) {
+        if (images) etw_free(&st->alloc, ((image_rec *)v[i]->rec)->json);
+        else etw_free(&st->alloc, ((error_rec *)v[i]->rec)->example);
+    }
+    etw_free(&st->alloc, v);
+}
+
+void etw_stats_free(etw_stats *st) {
+    if (!st) return;
+    etw_allocator a = st->alloc;
+    free_recs(st, &st->images, 1);
+    free_recs(st, &st->errors, 0);
+    etw_strmap_free(&st->providers);
+    etw_strmap_free(&st->events);
+    etw_strmap_free(&st->procs);
+    etw_strmap_free(&st->images);
+    etw_strmap_free(&st->errors);
+    etw_strmap_free(&st->guids);
+    etw_text_free(&st->text);
+    etw_text_free(&st->scratch);
+    etw_free(&a, st);
+}
+
+static void agg_add(agg *a, const etw_event *ev) {
+    if (!a->count || ev->timestamp < a->first) a->first = ev->timestamp;
+    if (!a->count || ev->timestamp > a->last) a->last = ev->timestamp;
+    a->count++;
+    a->bytes += ev->user_data_len;
+}
+
+static const char other[] = "(other)"; /* past ETW_STATS_MAX_KEYS */
+
+static agg *agg_get(etw_strmap *m, const char *k, size_t n) {
+    agg *a = etw_strmap_get(m, k, n, NULL);
+    if (!a && m->count >= m->max_count) {
+        m->max_count++; /* one more slot, for "(other)" itself */
+        a = etw_strmap_get(m, other, sizeof other - 1, NULL);
+        m->max_count--;
+    }
+    return a;
+}
+
+static int name_is(const etw_label *l, const char *s) {
+    size_t n = strlen(s);
+    return l->event_len == n && !memcmp(l->event, s, n);
+}
+
+etw_status etw_stats_observe(etw_stats *st, etw_decoder *d, const etw_event *ev, const etw_label *l) {
+    if (!st || !ev || !l) return ETW_E_INVALID_ARG;
+    if (!d || !l->schema || !(name_is(l, "Process/Start") || name_is(l, "Process/DCStart") ||
+                              name_is(l, "Process/End") || name_is(l, "Process/DCEnd")))
+        return ETW_OK;
+    etw_decode_cursor c;
+    if (etw_decoder_begin(d, ev, l->schema, &c) != ETW_OK) return ETW_OK;
+    etw_value v;
+    uint32_t pid = l->pid;
+    const uint8_t *img = NULL;
+    uint32_t img_len = 0;
+    uint16_t img_type = 0;
+    while (etw_decode_next(&c, &v) == ETW_OK) {
+        if (v.kind != ETW_VALUE_SCALAR || v.depth != 0) continue;
+        if (!strcmp(v.name, "ProcessId") && etw_value_is_integer(&v)) pid = (uint32_t)etw_value_u64(&v);
+        else if (!strcmp(v.name, "ImageFileName")) {
+            img = v.data;
+            img_len = v.size;
+            img_type = v.in_type;
+        }
+    }
+    if (!img) return ETW_OK;
+    etw_text_clear(&st->scratch);
+    if (img_type == ETW_INTYPE_UNICODESTRING || img_type == ETW_INTYPE_MANIFEST_COUNTEDSTRING ||
+        img_type == ETW_INTYPE_COUNTEDSTRING || img_type == ETW_INTYPE_NONNULLTERMINATEDSTRING)
+        etw_text_json_utf16le(&st->scratch, img, img_len);
+    else
+        etw_text_json_ansi(&st->scratch, img, img_len);
+    if (etw_text_status(&st->scratch) != ETW_OK) return ETW_E_NOMEM;
+    uint8_t key[4] = {(uint8_t)pid, (uint8_t)(pid >> 8), (uint8_t)(pid >> 16), (uint8_t)(pid >> 24)};
+    image_rec *r = etw_strmap_get(&st->images, key, 4, NULL);
+    if (!r) return ETW_OK; /* bounded: names past the bound are not kept */
+    if (r->json && r->len == st->scratch.len && !memcmp(r->json, st->scratch.data, r->len)) return ETW_OK;
+    char *copy = etw_alloc(&st->alloc, st->scratch.len + 1);
+    if (!copy) return ETW_E_NOMEM;
+    memcpy(copy, st->scratch.data, st->scratch.len);
+    copy[st->scratch.len] = 0;
+    etw_free(&st->alloc, r->json);
+    r->json = copy; /* the latest start or end names the pid */
+    r->len = st->scratch.len;
+    return ETW_OK;
+}
+
+etw_status etw_stats_add(etw_stats *st, const etw_event *ev, const etw_label *l) {
+    if (!st || !ev || !l) return ETW_E_INVALID_ARG;
+    agg_add(&st->all, ev);
+    agg *a = agg_get(&st->providers, l->provider, l->provider_len);
+    if (!a) return ETW_E_NOMEM;
+    agg_add(a, ev);
+    /* the header's GUID, kernel records apart (the NT kernel logger's
+     * classes share GUIDs with nothing else, but say so) */
+    uint8_t gk[17];
+    memcpy(gk, &ev->provider.data1, 4); /* host order: a key, never written out as is */
+    memcpy(gk + 4, &ev->provider.data2, 2);
+    memcpy(gk + 6, &ev->provider.data3, 2);
+    memcpy(gk + 8, ev->provider.data4, 8);
+    gk[16] = ev->form == ETW_FORM_SYSTEM || ev->form == ETW_FORM_COMPACT || ev->form == ETW_FORM_PERFINFO ||
+             ev->is_logfile_header;
+    a = etw_strmap_get(&st->guids, gk, sizeof gk, NULL);
+    if (a) agg_add(a, ev);
+    /* provider NUL event */
+    etw_text_clear(&st->scratch);
+    etw_text_put(&st->scratch, l->provider, l->provider_len);
+    etw_text_putc(&st->scratch, 0);
+    etw_text_put(&st->scratch, l->event, l->event_len);
+    if (etw_text_status(&st->scratch) != ETW_OK) return ETW_E_NOMEM;
+    a = agg_get(&st->events, st->scratch.data, st->scratch.len);
+    if (!a) return ETW_E_NOMEM;
+    agg_add(a, ev);
+    uint8_t key[4] = {(uint8_t)l->pid, (uint8_t)(l->pid >> 8), (uint8_t)(l->pid >> 16), (uint8_t)(l->pid >> 24)};
+    proc_rec *p = etw_strmap_get(&st->procs, key, 4, NULL);
+    if (p) {
+        p->pid = l->pid;
+        agg_add(&p->a, ev);
+    }
+    if ((l->event_len >= 11 && !memcmp(l->event, "Lost_Event/", 11)) ||
+        (l->event_len >= 10 && !memcmp(l->event + l->event_len - 10, "/LostEvent", 10)))
+        st->lost_records++;
+    if (l->error || l->status != ETW_OK) {
+        const char *msg = l->error ? l->error : etw_strerror(l->status);
+        const char *colon = strchr(msg, ':');
+        size_t kl = colon ? (size_t)(colon - msg) : strlen(msg);
+        error_rec *e = etw_strmap_get(&st->errors, msg, kl, NULL);
+        if (e) {
+            if (!e->count) {
+                size_t n = strlen(msg);
+                e->example = etw_alloc(&st->alloc, n + 1);
+                if (e->example) memcpy(e->example, msg, n + 1);
+            }
+            e->count++;
+        }
+    }
+    return ETW_OK;
+}
+
+/* ---- rendering ------------------------------------------------------------ */
+
+static uint64_t rec_count(const etw_strmap_entry *e, int kind) {
+    if (kind == 1) return ((const proc_rec *)e->rec)->a.count;
+    if (kind == 2) return ((const error_rec *)e->rec)->count;
+    return ((const agg *)e->rec)->count;
+}
+
+static int order(const etw_strmap_entry *a, const etw_strmap_entry *b, uint64_t ca, uint64_t cb) {
+    if (ca != cb) return ca < cb ? 1 : -1;
+    size_t n = a->key_len < b->key_len ? a->key_len : b->key_len;
+    int c = memcmp(a->key, b->key, n);
+    if (c) return c;
+    return a->key_len < b->key_len ? -1 : a->key_len > b->key_len;
+}
+
+#define ENTRY(p) (*(etw_strmap_entry *const *)(p))
+static int by_count0(const void *a, const void *b) {
+    return order(ENTRY(a), ENTRY(b), rec_count(ENTRY(a), 0), rec_count(ENTRY(b), 0));
+}
+static int by_count1(const void *a, const void *b) {
+    return order(ENTRY(a), ENTRY(b), rec_count(ENTRY(a), 1), rec_count(ENTRY(b), 1));
+}
+static int by_count2(const void *a, const void *b) {
+    return order(ENTRY(a), ENTRY(b), rec_count(ENTRY(a), 2), rec_count(ENTRY(b), 2));
+}
+
+static etw_strmap_entry **sorted(etw_strmap *m, int kind, size_t *n) {
+    etw_strmap_entry **v = etw_strmap_list(m, n);
+    if (v && *n > 1) qsort(v, *n, sizeof *v, kind == 0 ? by_count0 : kind == 1 ? by_count1 : by_count2);
+    return v;
+}
+
+static void jkey(etw_text *t, const char *k, int *first) {
+    if (!*first) etw_text_putc(t, ',');
+    *first = 0;
+    etw_text_putc(t, '"');
+    etw_text_puts(t, k);
+    etw_text_puts(t, "\":");
+}
+
+static void jtime(etw_text *t, int64_t ft) {
+    size_t mark = t->len;
+    etw_text_putc(t, '"');
+    if (etw_text_filetime(t, ft) != ETW_OK) {
+        t->len = mark;
+        etw_text_puts(t, "null");
+        return;
+    }
+    etw_text_putc(t, '"');
+}
+
+static void jagg(etw_text *t, const agg *a, int *first) {
+    jkey(t, "count", first);
+    etw_text_u64(t, a->count);
+    jkey(t, "first", first);
+    if (a->count) jtime(t, a->first);
+    else etw_text_puts(t, "null");
+    jkey(t, "last", first);
+    if (a->count) jtime(t, a->last);
+    else etw_text_puts(t, "null");
+    jkey(t, "bytes", first);
+    etw_text_u64(t, a->bytes);
+}
+
+static const char *clock_name(uint32_t c) {
+    /* TRACE_LOGFILE_HEADER.ReservedFlags (FORMATS.md 1.8) */
+    return c == 1 ? "QPC" : c == 2 ? "system time" : c == 3 ? "CPU cycles" : "raw";
+}
+
+static void jfile(etw_text *t, const etw_reader *r, const char *name) {
+    const etw_logfile_header *h = etw_reader_logfile(r);
+    const etw_reader_stats *rs = etw_reader_stats_get(r);
+    int f = 1;
+    etw_text_putc(t, '{');
+    if (name) {
+        jkey(t, "file", &f);
+        etw_text_json_utf8(t, name, strlen(name));
+    }
+    jkey(t, "session", &f);
+    etw_text_json_utf16le(t, h->session_name, h->session_name_bytes);
+    jkey(t, "os_version", &f);
+    etw_text_putc(t, '"');
+    etw_text_u64(t, h->version & 0xFF);
+    etw_text_putc(t, '.');
+    etw_text_u64(t, (h->version >> 8) & 0xFF);
+    etw_text_putc(t, '"');
+    jkey(t, "os_build", &f);
+    etw_text_u64(t, h->provider_version);
+    jkey(t, "pointer_size", &f);
+    etw_text_u64(t, h->pointer_size);
+    jkey(t, "processors", &f);
+    etw_text_u64(t, h->number_of_processors);
+    jkey(t, "clock", &f);
+    etw_text_putc(t, '"');
+    etw_text_puts(t, clock_name(h->reserved_flags));
+    etw_text_putc(t, '"');
+    jkey(t, "clock_hz", &f);
+    etw_text_i64(t, h->perf_freq);
+    jkey(t, "start", &f);
+    if (rs->events) jtime(t, rs->first_timestamp);
+    else etw_text_puts(t, "null");
+    jkey(t, "end", &f);
+    if (rs->events) jtime(t, rs->last_timestamp);
+    else etw_text_puts(t, "null");
+    static const struct {
+        const char *k;
+        size_t off;
+    } counts[] = {{"buffers", offsetof(etw_reader_stats, buffers)},
+                  {"buffers_compressed", offsetof(etw_reader_stats, buffers_compressed)},
+                  {"buffers_lost_flag", offsetof(etw_reader_stats, buffers_lost_flag)},
+                  {"buffers_skipped", offsetof(etw_reader_stats, buffers_skipped)},
+                  {"events", offsetof(etw_reader_stats, events)},
+                  {"records_skipped", offsetof(etw_reader_stats, records_skipped)}};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        uint64_t v;
+        memcpy(&v, (const char *)rs + counts[i].off, sizeof v);
+        jkey(t, counts[i].k, &f);
+        etw_text_u64(t, v);
+    }
+    jkey(t, "events_lost", &f);
+    etw_text_u64(t, h->events_lost);
+    jkey(t, "buffers_lost", &f);
+    etw_text_u64(t, h->buffers_lost);
+    etw_text_putc(t, '}');
+}
+
+static const image_rec *image_of(etw_stats *st, uint32_t pid) {
+    uint8_t key[4] = {(uint8_t)pid, (uint8_t)(pid >> 8), (uint8_t)(pid >> 16), (uint8_t)(pid >> 24)};
+    const image_rec *r = etw_strmap_find(&st->images, key, 4);
+    return r && r->json ? r : NULL;
+}
+
+etw_status etw_stats_json(etw_stats *st, const etw_reader *const *readers, const char *const *names,
+                          size_t nfiles, const char **out, size_t *len) {
+    if (!st || !out || !len || (nfiles && !readers)) return ETW_E_INVALID_ARG;
+    etw_text *t = &st->text;
+    etw_text_clear(t);
+    int f = 1;
+    etw_text_putc(t, '{');
+    jkey(t, "files", &f);
+    etw_text_putc(t, '[');
+    uint64_t ev_lost = 0, buf_lost = 0, buf_flag = 0, buf_skip = 0, rec_skip = 0;
+    for (size_t i = 0; i < nfiles; i++) {
+        if (i) etw_text_putc(t, ',');
+        jfile(t, readers[i], names ? names[i] : NULL);
+        const etw_reader_stats *rs = etw_reader_stats_get(readers[i]);
+        ev_lost += etw_reader_logfile(readers[i])->events_lost;
+        buf_lost += etw_reader_logfile(readers[i])->buffers_lost;
+        buf_flag += rs->buffers_lost_flag;
+        buf_skip += rs->buffers_skipped;
+        rec_skip += rs->records_skipped;
+    }
+    etw_text_putc(t, ']');
+    jkey(t, "events", &f);
+    etw_text_u64(t, st->all.count);
+    jkey(t, "first", &f);
+    if (st->all.count) jtime(t, st->all.first);
+    else etw_text_puts(t, "null");
+    jkey(t, "last", &f);
+    if (st->all.count) jtime(t, st->all.last);
+    else etw_text_puts(t, "null");
+    jkey(t, "bytes", &f);
+    etw_text_u64(t, st->all.bytes);
+    jkey(t, "lost", &f);
+    {
+        int g = 1;
+        etw_text_putc(t, '{');
+        jkey(t, "events_lost", &g);
+        etw_text_u64(t, ev_lost);
+        jkey(t, "buffers_lost", &g);
+        etw_text_u64(t, buf_lost);
+        jkey(t, "buffers_lost_flag", &g);
+        etw_text_u64(t, buf_flag);
+        jkey(t, "buffers_skipped", &g);
+        etw_text_u64(t, buf_skip);
+        jkey(t, "records_skipped", &g);
+        etw_text_u64(t, rec_skip);
+        jkey(t, "lost_event_records", &g);
+        etw_text_u64(t, st->lost_records);
+        etw_text_putc(t, '}');
+    }
+    size_t n;
+    etw_strmap_entry **v;
+
+    jkey(t, "providers", &f);
+    etw_text_putc(t, '[');
+    v = sorted(&st->providers, 0, &n);
+    for (size_t i = 0; i < n; i++) {
+        int g = 1;
+        if (i) etw_text_putc(t, ',');
+        etw_text_putc(t, '{');
+        jkey(t, "provider", &g);
+        etw_text_json_utf8(t, v[i]->key, v[i]->key_len);
+        jagg(t, v[i]->rec, &g);
+        etw_text_putc(t, '}');
+    }
+    etw_free(&st->alloc, v);
+    etw_text_putc(t, ']');
+
+    jkey(t, "events_by_name", &f);
+    etw_text_putc(t, '[');
+    v = sorted(&st->events, 0, &n);
+    for (size_t i = 0; i < n; i++) {
+        int g = 1;
+        const char *k = v[i]->key;
+        size_t pl = strlen(k); /* provider, then NUL, then event */
+        if (i) etw_text_putc(t, ',');
+        etw_text_putc(t, '{');
+        jkey(t, "provider", &g);
+        etw_text_json_utf8(t, k, pl);
+        jkey(t, "event", &g);
+        etw_text_json_utf8(t, k + pl + 1, v[i]->key_len > pl ? v[i]->key_len - pl - 1 : 0);
+        jagg(t, v[i]->rec, &g);
+        etw_text_putc(t, '}');
+    }
+    etw_free(&st->alloc, v);
+    etw_text_putc(t, ']');
+
+    jkey(t, "processes", &f);
+    etw_text_putc(t, '[');
+    v = sorted(&st->procs, 1, &n);
+    for (size_t i = 0; i < n; i++) {
+        int g = 1;
+        const proc_rec *p = v[i]->rec;
+        if (i) etw_text_putc(t, ',');
+        etw_text_putc(t, '{');
+        jkey(t, "pid", &g);
+        if (p->pid == ETW_NO_ID) etw_text_puts(t, "-1");
+        else etw_text_u64(t, p->pid);
+        jkey(t, "image", &g);
+        const image_rec *im = p->pid == ETW_NO_ID ? NULL : image_of(st, p->pid);
+        if (im) etw_text_put(t, im->json, im->len);
+        else etw_text_puts(t, "null");
+        jagg(t, &p->a, &g);
+        etw_text_putc(t, '}');
+    }
+    etw_free(&st->alloc, v);
+    etw_text_putc(t, ']');
+
+    jkey(t, "errors", &f);
+    etw_text_putc(t, '[');
+    v = sorted(&st->errors, 2, &n);
+    for (size_t i = 0; i < n; i++) {
+        int g = 1;
+        const error_rec *e = v[i]->rec;
+        if (i) etw_text_putc(t, ',');
+        etw_text_putc(t, '{');
+        jkey(t, "kind", &g);
+        etw_text_json_utf8(t, v[i]->key, v[i]->key_len);
+        jkey(t, "count", &g);
+        etw_text_u64(t, e->count);
+        jkey(t, "example", &g);
+        if (e->example) etw_text_json_utf8(t, e->example, strlen(e->example));
+        else etw_text_puts(t, "null");
+        etw_text_putc(t, '}');
+    }
+    etw_free(&st->alloc, v);
+    etw_text_putc(t, ']');
+    etw_text_putc(t, '}');
+    etw_status s = etw_text_status(t);
+    if (s != ETW_OK) return s;
+    *out = t->data;
+    *len = t->len;
+    return ETW_OK;
+}
+
+/* ---- the text table ------------------------------------------------------- */
+
+/* Text for a terminal: control characters (C0, DEL) shown as '?'. */
+static void tput(etw_text *t, const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        etw_text_putc(t, c < 0x20 || c == 0x7F ? '?' : (char)c);
+    }
+}
+
+static void tutf16(etw_text *t, const uint8_t *p, uint32_t n) {
+    for (uint32_t i = 0; i + 1 < n; i += 2) {
+        unsigned c = (unsigned)(p[i] | (p[i + 1] << 8));
+        etw_text_putc(t, c < 0x80 && c >= 0x20 ? (char)c : '?');
+    }
+}
+
+static void tpad(etw_text *t, size_t from, size_t width) {
+    while (t->len < from + width) etw_text_putc(t, ' ');
+}
+
+/* Seconds from origin, 3 decimals: "12.345". */
+static void tsecs(etw_text *t, int64_t ft, int64_t origin) {
+    /* the difference in unsigned arithmetic: no overflow whatever the times */
+    uint64_t d;
+    if (ft >= origin) {
+        d = (uint64_t)ft - (uint64_t)origin;
+    } else {
+        etw_text_putc(t, '-');
+        d = (uint64_t)origin - (uint64_t)ft;
+    }
+    etw_text_u64(t, d / 10000000u);
+    etw_text_putc(t, '.');
+    uint64_t ms = (d % 10000000u) / 10000u;
+    etw_text_putc(t, (char)('0' + ms / 100));
+    etw_text_putc(t, (char)('0' + ms / 10 % 10));
+    etw_text_putc(t, (char)('0' + ms % 10));
+}
+
+/* "  COUNT  FIRST  LAST  BYTES  NAME": numbers right-aligned, the name last
+ * so that long names do not break the columns. */
+static void tright(etw_text *t, size_t from, size_t width) {
+    size_t w = t->len - from;
+    if (w >= width) return;
+    char buf[48];
+    if (w > sizeof buf) return;
+    memcpy(buf, t->data + from, w);
+    t->len = from;
+    for (size_t i = w; i < width; i++) etw_text_putc(t, ' ');
+    etw_text_put(t, buf, w);
+}
+
+static void tline_agg(etw_text *t, const char *name, size_t nlen, const agg *a, int64_t origin) {
+    etw_text_puts(t, "  ");
+    size_t c = t->len;
+    etw_text_u64(t, a->count);
+    tright(t, c, 10);
+    etw_text_putc(t, ' ');
+    c = t->len;
+    tsecs(t, a->first, origin);
+    tright(t, c, 10);
+    etw_text_putc(t, ' ');
+    c = t->len;
+    tsecs(t, a->last, origin);
+    tright(t, c, 10);
+    etw_text_putc(t, ' ');
+    c = t->len;
+    etw_text_u64(t, a->bytes);
+    tright(t, c, 12);
+    etw_text_puts(t, "  ");
+    tput(t, name, nlen);
+    etw_text_putc(t, '\n');
+}
+
+static void ttime(etw_text *t, int64_t ft) {
+    size_t mark = t->len;
+    if (etw_text_filetime(t, ft) != ETW_OK) {
+        t->len = mark;
+        etw_text_puts(t, "null"); /* as the JSON writes it */
+    }
+}
+
+static void tfile(etw_text *t, const etw_reader *r, const char *name) {
+    const etw_logfile_header *h = etw_reader_logfile(r);
+    const etw_reader_stats *st = etw_reader_stats_get(r);
+    if (name) {
+        etw_text_puts(t, "file               ");
+        tput(t, name, strlen(name));
+        etw_text_putc(t, '\n');
+    }
+    etw_text_puts(t, "session            ");
+    tutf16(t, h->session_name, h->session_name_bytes);
+    etw_text_puts(t, "\nOS version         ");
+    etw_text_u64(t, h->version & 0xFF);
+    etw_text_putc(t, '.');
+    etw_text_u64(t, (h->version >> 8) & 0xFF);
+    etw_text_puts(t, " build ");
+    etw_text_u64(t, h->provider_version);
+    etw_text_puts(t, "\npointer size       ");
+    etw_text_u64(t, h->pointer_size);
+    etw_text_puts(t, "\nprocessors         ");
+    etw_text_u64(t, h->number_of_processors);
+    etw_text_puts(t, "\nclock              ");
+    etw_text_puts(t, clock_name(h->reserved_flags));
+    etw_text_puts(t, " (");
+    etw_text_i64(t, h->perf_freq);
+    etw_text_puts(t, " Hz)\ntime range         ");
+    ttime(t, st->first_timestamp);
+    etw_text_puts(t, " .. ");
+    ttime(t, st->last_timestamp);
+    etw_text_puts(t, "\nduration           ");
+    tsecs(t, st->last_timestamp, st->first_timestamp);
+    etw_text_puts(t, " s\nbuffers            ");
+    etw_text_u64(t, st->buffers);
+    etw_text_puts(t, " (compressed ");
+    etw_text_u64(t, st->buffers_compressed);
+    etw_text_puts(t, ", flagged lost ");
+    etw_text_u64(t, st->buffers_lost_flag);
+    etw_text_puts(t, ", skipped ");
+    etw_text_u64(t, st->buffers_skipped);
+    etw_text_puts(t, "; ");
+    etw_text_u64(t, h->buffers_lost);
+    etw_text_puts(t, " lost per header)\nevents             ");
+    etw_text_u64(t, st->events);
+    etw_text_puts(t, " (lost per header ");
+    etw_text_u64(t, h->events_lost);
+    etw_text_puts(t, ", records skipped ");
+    etw_text_u64(t, st->records_skipped);
+    etw_text_puts(t, ")\n\nevents by header form\n");
+    for (int f = 0; f < ETW_FORM_COUNT_; f++) {
+        if (!st->events_by_form[f]) continue;
+        size_t s0 = t->len;
+        etw_text_puts(t, "  ");
+        etw_text_puts(t, etw_header_form_name((etw_header_form)f));
+        tpad(t, s0, 22);
+        size_t c = t->len;
+        etw_text_u64(t, st->events_by_form[f]);
+        size_t w = t->len - c;
+        if (w < 12) {
+            char buf[32];
+            memcpy(buf, t->data + c, w);
+            t->len = c;
+            for (size_t i = w; i < 12; i++) etw_text_putc(t, ' ');
+            etw_text_put(t, buf, w);
+        }
+        etw_text_putc(t, '\n');
+    }
+}
+
+etw_status etw_stats_text(etw_stats *st, const etw_reader *const *readers, const char *const *names,
+                          size_t nfiles, const char **out, size_t *len) {
+    if (!st || !out || !len || (nfiles && !readers)) return ETW_E_INVALID_ARG;
+    etw_text *t = &st->text;
+    etw_text_clear(t);
+    int64_t origin = 0;
+    for (size_t i = 0; i < nfiles; i++) {
+        if (i) etw_text_putc(t, '\n');
+        tfile(t, readers[i], names ? names[i] : NULL);
+        int64_t f = etw_reader_stats_get(readers[i])->first_timestamp;
+        if (i == 0 || f < origin) origin = f;
+    }
+    etw_text_puts(t, "\nsummary of ");
+    etw_text_u64(t, st->all.count);
+    etw_text_puts(t, " events (times in seconds from ");
+    ttime(t, origin);
+    etw_text_puts(t, ")\n");
+    size_t n;
+    etw_strmap_entry **v;
+    /* by provider GUID, as etwdump printed it before names were known
+     * (and as scripts read it): "  GUID  COUNT[  (Windows Kernel)]" */
+    etw_text_puts(t, "\nevents by provider\n");
+    v = sorted(&st->guids, 0, &n);
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *gk = (const uint8_t *)v[i]->key;
+        etw_guid g;
+        memcpy(&g.data1, gk, 4);
+        memcpy(&g.data2, gk + 4, 2);
+        memcpy(&g.data3, gk + 6, 2);
+        memcpy(g.data4, gk + 8, 8);
+        char gs[ETW_GUID_STRING_SIZE];
+        etw_guid_format(&g, gs);
+        etw_text_puts(t, "  ");
+        etw_text_puts(t, gs);
+        etw_text_putc(t, ' ');
+        size_t c = t->len;
+        etw_text_u64(t, ((const agg *)v[i]->rec)->count);
+        tright(t, c, 12);
+        if (v[i]->key_len == 17 && gk[16]) etw_text_puts(t, "  (Windows Kernel)");
+        etw_text_putc(t, '\n');
+    }
+    etw_free(&st->alloc, v);
+    static const char cols[] = "       count      first       last        bytes  ";
+    etw_text_puts(t, "\nevents by provider name\n");
+    etw_text_puts(t, cols);
+    etw_text_puts(t, "provider\n");
+    v = sorted(&st->providers, 0, &n);
+    for (size_t i = 0; i < n; i++) tline_agg(t, v[i]->key, v[i]->key_len, v[i]->rec, origin);
+    etw_free(&st->alloc, v);
+    etw_text_puts(t, "\nevents by event name\n");
+    etw_text_puts(t, cols);
+    etw_text_puts(t, "provider/event\n");
+    v = sorted(&st->events, 0, &n);
+    for (size_t i = 0; i < n; i++) {
+        etw_text_clear(&st->scratch);
+        size_t pl = strlen(v[i]->key);
+        etw_text_put(&st->scratch, v[i]->key, pl);
+        etw_text_putc(&st->scratch, '/');
+        etw_text_put(&st->scratch, v[i]->key + pl + 1, v[i]->key_len > pl ? v[i]->key_len - pl - 1 : 0);
+        if (etw_text_status(&st->scratch) != ETW_OK) break;
+        tline_agg(t, st->scratch.data, st->scratch.len, v[i]->rec, origin);
+    }
+    etw_free(&st->alloc, v);
+    etw_text_puts(t, "\nevents by process\n");
+    etw_text_puts(t, cols);
+    etw_text_puts(t, "pid image\n");
+    v = sorted(&st->procs, 1, &n);
+    for (size_t i = 0; i < n; i++) {
+        const proc_rec *p = v[i]->rec;
+        etw_text_clear(&st->scratch);
+        if (p->pid == ETW_NO_ID) etw_text_puts(&st->scratch, "-1 (no process)");
+        else etw_text_u64(&st->scratch, p->pid);
+        const image_rec *im = p->pid == ETW_NO_ID ? NULL : image_of(st, p->pid);
+        if (im) {
+            etw_text_putc(&st->scratch, ' ');
+            etw_jscan_unescape(&st->scratch, im->json, im->len);
+        }
+        if (etw_text_status(&st->scratch) != ETW_OK) break;
+        tline_agg(t, st->scratch.data, st->scratch.len, &p->a, origin);
+    }
+    etw_free(&st->alloc, v);
+    uint64_t ev_lost = 0, buf_lost = 0, buf_flag = 0;
+    for (size_t i = 0; i < nfiles; i++) {
+        ev_lost += etw_reader_logfile(readers[i])->events_lost;
+        buf_lost += etw_reader_logfile(readers[i])->buffers_lost;
+        buf_flag += etw_reader_stats_get(readers[i])->buffers_lost_flag;
+    }
+    etw_text_puts(t, "\nlost               events ");
+    etw_text_u64(t, ev_lost);
+    etw_text_puts(t, ", buffers ");
+    etw_text_u64(t, buf_lost);
+    etw_text_puts(t, " (per header); buffers flagged lost ");
+    etw_text_u64(t, buf_flag);
+    etw_text_puts(t, "; lost-event records ");
+    etw_text_u64(t, st->lost_records);
+    etw_text_puts(t, "\n\ndecode errors by kind\n");
+    v = sorted(&st->errors, 2, &n);
+    if (!n) etw_text_puts(t, "  none\n");
+    for (size_t i = 0; i < n; i++) {
+        const error_rec *e = v[i]->rec;
+        size_t s0 = t->len;
+        etw_text_puts(t, "  ");
+        tput(t, v[i]->key, v[i]->key_len);
+        tpad(t, s0, 24);
+        etw_text_putc(t, ' ');
+        etw_text_u64(t, e->count);
+        if (e->example) {
+            etw_text_puts(t, "  e.g. ");
+            tput(t, e->example, strlen(e->example));
+        }
+        etw_text_putc(t, '\n');
+    }
+    etw_free(&st->alloc, v);
+    etw_status s = etw_text_status(t);
+    if (s != ETW_OK) return s;
+    *out = t->data;
+    *len = t->len;
+    return ETW_OK;
+}
