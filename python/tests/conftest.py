@@ -61,3 +61,19 @@ def client():
     yield c
     c.close()
     cluster.close()
+
+
+def etwdump_stats_json(name, manifests=()):
+    """etwdump --stats --format json of one trace as a dict, or None when
+    this etwdump prints only the text table."""
+    import json as _json
+    args = []
+    for m in manifests:
+        args += ["-m", m]
+    rc, out, err = etwdump_text("--stats", "--format", "json", *args, trace(name))
+    if rc != 0:
+        return None
+    try:
+        return _json.loads(out)
+    except ValueError:
+        return None

@@ -3,7 +3,7 @@ import collections
 import re
 
 import etwdecode
-from conftest import TRACES, etwdump_events, etwdump_text, trace
+from conftest import TRACES, etwdump_events, etwdump_stats_json, etwdump_text, trace
 
 
 def test_to_pandas_columns_and_time():
@@ -36,6 +36,12 @@ def stats_table(name):
 def test_stats_equal_etwdump_stats():
     for name in TRACES:
         st = etwdecode.stats(trace(name))
+        js = etwdump_stats_json(name)
+        if js is not None:  # an etwdump whose --stats has a JSON form
+            f = js["files"][0]
+            for k in ("events", "buffers", "buffers_compressed", "pointer_size", "processors"):
+                assert st[k] == f[k], (name, k)
+            continue
         out = stats_table(name)
         assert re.search(r"^events\s+%d " % st["events"], out, re.M), name
         assert re.search(r"^buffers\s+%d \(compressed %d" % (st["buffers"], st["buffers_compressed"]), out, re.M)
