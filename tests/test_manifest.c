@@ -856,11 +856,12 @@ static void test_malformed(void) {
     ETW_CHECK_INT(load_str(m, dtd, "dtd.man", NULL), ETW_E_CORRUPT);
     ETW_CHECK(strstr(g.last, "dtd.man:2:") != NULL);
     ETW_CHECK(strstr(g.last, "document type") != NULL);
-    /* a well-formed document that is no manifest loads nothing, quietly */
+    /* a well-formed document that is no manifest loads nothing, and says so */
     int before = g.n;
     ETW_CHECK_INT(load_str(m, "<html><body>hi</body></html>", "html.man", &np), ETW_OK);
     ETW_CHECK_INT(np, 0);
-    ETW_CHECK_INT(g.n, before);
+    ETW_CHECK_INT(g.n, before + 1);
+    ETW_CHECK(strstr(g.last, "html.man:0: no provider loaded: no <events> element") != NULL);
     ETW_CHECK_INT(etw_manifest_provider_count(m), 0);
     ETW_CHECK_INT(etw_manifest_load_xml(NULL, "x", 1, NULL, NULL), ETW_E_INVALID_ARG);
     ETW_CHECK_INT(etw_manifest_load_path(m, "/nonexistent/dir/x.man", NULL), ETW_E_IO);
@@ -1034,7 +1035,7 @@ static void test_warnings(void) {
     d = provider_doc("bad", "X", "");
     ETW_CHECK_INT(load_str(m, d, "q.man", &np), ETW_OK);
     ETW_CHECK_INT(np, 0);
-    ETW_CHECK_INT(etw_manifest_problem_count(m), 1);
+    ETW_CHECK_INT(etw_manifest_problem_count(m), 2); /* the bad guid, then "no provider loaded" */
     free(d);
     etw_manifest_set_free(m);
 }

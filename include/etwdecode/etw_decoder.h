@@ -70,8 +70,11 @@ typedef struct etw_decoder_stats {
 etw_status etw_decoder_new(etw_decoder **out, const etw_decoder_options *opt);
 void etw_decoder_free(etw_decoder *d);
 
-/* Load an instrumentation manifest file, or every *.man / *.xml file of a
- * directory. User manifests take precedence over every schema found in the
+/* Load an instrumentation manifest file or a Windows component manifest
+ * (<assembly> with <instrumentation><events>: every provider in it,
+ * wherever it sits), or every *.man / *.xml file of a directory and its
+ * subdirectories. A file or directory that yields no provider is reported
+ * (naming it and why) and is not an error. User manifests take precedence over every schema found in the
  * trace; a provider loaded twice keeps the later file (with a warning). May
  * be called at any time: events after the call see the new schemas. A
  * malformed file loads nothing and returns ETW_E_CORRUPT (reported with its

@@ -372,6 +372,8 @@ typedef struct p_provider {
 enum {
     K_IGNORE = 0,
     K_ROOT,
+    K_OUTER, /* outside any <events>: <instrumentation>, <events> and
+              * <localization> are looked for in it */
     K_MANIFEST,
     K_INSTR,
     K_EVENTS_TOP,
@@ -415,6 +417,7 @@ typedef struct loader {
     int32_t sparent[MAX_STRUCT_DEPTH];
     uint32_t sdepth;
     vec strings; /* p_string */
+    uint32_t events_elements; /* <events> elements outside providers */
     uint32_t groups;
     int32_t cur_group, en_us_group;
     /* compilation */
@@ -501,17 +504,19 @@ static int get_attrs(loader *L, const XML_Char **atts, const char *const *names,
 
 static uint8_t child_kind(uint8_t parent, const char *n) {
     switch (parent) {
+    /* Outside <events>, wherever they sit: an instrumentation manifest is
+     * <instrumentationManifest><instrumentation><events>; a Windows
+     * component manifest is <assembly> with <instrumentation><events> (and
+     * <localization>) among its other children. */
     case K_ROOT:
+    case K_OUTER:
+    case K_MANIFEST:
+    case K_INSTR:
         if (!strcmp(n, "instrumentationManifest")) return K_MANIFEST;
         if (!strcmp(n, "instrumentation")) return K_INSTR;
         if (!strcmp(n, "events")) return K_EVENTS_TOP;
-        return K_IGNORE;
-    case K_MANIFEST:
-        if (!strcmp(n, "instrumentation")) return K_INSTR;
         if (!strcmp(n, "localization")) return K_LOCALIZATION;
-        return K_IGNORE;
-    case K_INSTR:
-        return !strcmp(n, "events") ? K_EVENTS_TOP : K_IGNORE;
+        return K_OUTER;
     case K_EVENTS_TOP:
         return !strcmp(n, "provider") ? K_PROVIDER : K_IGNORE;
     case K_PROVIDER:
@@ -630,6 +635,9 @@ static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **at
     uint8_t k = parent == K_IGNORE ? K_IGNORE : child_kind(parent, etw_mf_local(name));
     p_provider *pp = cur_prov(L);
     switch (k) {
+    case K_EVENTS_TOP:
+        L->events_elements++;
+        break;
     case K_PROVIDER: {
         static const char *const names[] = {"name", "guid"};
         const char *a[2];
@@ -1733,6 +1741,18 @@ static etw_status commit(loader *L, uint32_t *loaded) {
     m->docs = L->doc;
     for (uint32_t i = 0; i < nc; i++) install(L, compiled[i]);
     etw_free(&m->al, compiled);
+    if (nc == 0) {
+        if (L->events_elements == 0)
+            WARN(L, ETW_E_NOT_FOUND, 0,
+                 "no provider loaded: no <events> element (neither an instrumentation manifest nor a "
+                 "component manifest with <instrumentation>)");
+        else if (np == 0)
+            WARN(L, ETW_E_NOT_FOUND, 0, "no provider loaded: its <events> element%s hold%s no <provider>",
+                 L->events_elements == 1 ? "" : "s", L->events_elements == 1 ? "s" : "");
+        else
+            WARN(L, ETW_E_NOT_FOUND, 0, "no provider loaded: none of its %u <provider> elements is usable",
+                 (unsigned)np);
+    }
     if (nc && m->cache) etw_cache_miss_clear(m->cache);
     if (L->doc->live == 0) doc_unlink_free(m, L->doc);
     L->doc = NULL;
@@ -1852,19 +1872,18 @@ static int has_manifest_ext(const char *n) {
 }
 #endif
 
-etw_status etw_manifest_load_path(etw_manifest_set *m, const char *path, uint32_t *providers) {
-    if (providers) *providers = 0;
-    if (!m || !path) return ETW_E_INVALID_ARG;
-    struct stat sb;
-    if (stat(path, &sb) != 0) {
-        diag(m, ETW_E_IO, path, 0, "no such file or directory");
-        return ETW_E_IO;
-    }
-    if (!S_ISDIR(sb.st_mode)) return load_file(m, path, providers);
-#ifdef _WIN32
-    diag(m, ETW_E_UNSUPPORTED, path, 0, "loading a directory is not supported on this platform");
-    return ETW_E_UNSUPPORTED;
-#else
+#ifndef _WIN32
+/* How deep -m DIR looks into subdirectories. */
+#define MAX_DIR_DEPTH 16
+
+typedef struct dir_walk {
+    uint32_t files;     /* manifest files met */
+    uint32_t providers; /* providers they loaded */
+} dir_walk;
+
+/* Load every *.man / *.xml file of dir and of its subdirectories (symbolic
+ * links to directories are not followed), in name order. */
+static etw_status load_dir(etw_manifest_set *m, const char *path, uint32_t depth, dir_walk *w) {
     DIR *d = opendir(path);
     if (!d) {
         diag(m, ETW_E_IO, path, 0, "cannot open the directory");
@@ -1875,7 +1894,7 @@ etw_status etw_manifest_load_path(etw_manifest_set *m, const char *path, uint32_
     etw_status st = ETW_OK;
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
-        if (!has_manifest_ext(de->d_name)) continue;
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
         if (n == cap) {
             size_t ncap = cap ? cap * 2 : 16;
             char **nn = etw_calloc(&m->al, ncap, sizeof *nn);
@@ -1901,18 +1920,55 @@ etw_status etw_manifest_load_path(etw_manifest_set *m, const char *path, uint32_
     }
     closedir(d);
     if (st == ETW_OK) {
-        qsort(names, n, sizeof *names, name_cmp);
+        if (n) qsort(names, n, sizeof *names, name_cmp);
         for (size_t i = 0; i < n; i++) {
-            struct stat fs;
-            if (stat(names[i], &fs) != 0 || S_ISDIR(fs.st_mode)) continue;
-            uint32_t got = 0;
-            etw_status s = load_file(m, names[i], &got);
-            if (providers) *providers += got;
+            struct stat ls, fs;
+            if (lstat(names[i], &ls) != 0 || stat(names[i], &fs) != 0) continue;
+            etw_status s = ETW_OK;
+            if (S_ISDIR(fs.st_mode)) {
+                if (S_ISLNK(ls.st_mode)) continue;
+                if (depth + 1 >= MAX_DIR_DEPTH) {
+                    diag(m, ETW_E_LIMIT, names[i], 0, "more than %d directories deep; not searched",
+                         MAX_DIR_DEPTH);
+                    continue;
+                }
+                s = load_dir(m, names[i], depth + 1, w);
+            } else if (has_manifest_ext(names[i])) {
+                uint32_t got = 0;
+                w->files++;
+                s = load_file(m, names[i], &got);
+                w->providers += got;
+            }
             if (s != ETW_OK && st == ETW_OK) st = s;
         }
     }
     for (size_t i = 0; i < n; i++) etw_free(&m->al, names[i]);
     etw_free(&m->al, names);
+    return st;
+}
+#endif
+
+etw_status etw_manifest_load_path(etw_manifest_set *m, const char *path, uint32_t *providers) {
+    if (providers) *providers = 0;
+    if (!m || !path) return ETW_E_INVALID_ARG;
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        diag(m, ETW_E_IO, path, 0, "no such file or directory");
+        return ETW_E_IO;
+    }
+    if (!S_ISDIR(sb.st_mode)) return load_file(m, path, providers);
+#ifdef _WIN32
+    diag(m, ETW_E_UNSUPPORTED, path, 0, "loading a directory is not supported on this platform");
+    return ETW_E_UNSUPPORTED;
+#else
+    dir_walk w = {0, 0};
+    etw_status st = load_dir(m, path, 0, &w);
+    if (providers) *providers = w.providers;
+    if (w.files == 0)
+        diag(m, ETW_E_NOT_FOUND, path, 0, "no provider loaded: no *.man or *.xml file in this directory or below");
+    else if (w.providers == 0)
+        diag(m, ETW_E_NOT_FOUND, path, 0, "no provider loaded: none of its %u manifest file%s has a usable provider",
+             (unsigned)w.files, w.files == 1 ? "" : "s");
     return st;
 #endif
 }

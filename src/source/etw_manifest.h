@@ -46,7 +46,10 @@ void etw_manifest_set_free(etw_manifest_set *m);
 etw_status etw_manifest_load_xml(etw_manifest_set *m, const char *xml, size_t len,
                                  const char *origin, uint32_t *providers);
 
-/* Load a file, or every *.man / *.xml file of a directory (in name order). */
+/* Load a file, or every *.man / *.xml file of a directory and of its
+ * subdirectories (in name order; symbolic links to directories are not
+ * followed, at most 16 levels). A directory that yields no provider is
+ * reported with the reason. */
 etw_status etw_manifest_load_path(etw_manifest_set *m, const char *path, uint32_t *providers);
 
 /* 1 when the set has a provider with this GUID. */
