@@ -22,6 +22,9 @@
  *   - the same trace through the decoder and JSON writer: the contract's
  *     forms of those values, pid/tid, and an error only for the one record
  *     whose class no public source describes;
+ *   - every layout's synthetic payload as a kernel (or classic) record
+ *     through the decoder and JSON writer, both pointer sizes: named, no
+ *     error; cut, grown and garbage records still give one line each;
  *   - the (group, type, version) triples that occur in tests/data's traces
  *     (counted with etwdump) each find a layout.
  */
@@ -1416,6 +1419,128 @@ static void test_through_the_library(void) {
     etw_reader_close(r);
 }
 
+/* ---- 7. synthetic records through the decoder and JSON writer ------------ */
+
+/* A record as the reader makes it: a kernel header (SYSTEM) for the hook
+ * families, an EVENT_TRACE_HEADER (FULL) for the classic ones. */
+static etw_event record_of(const etw_kernel_family *f, uint8_t type, uint8_t version, uint8_t ptr,
+                           const uint8_t *data, uint32_t n) {
+    etw_event ev;
+    memset(&ev, 0, sizeof ev);
+    int classic = f == &etw_kernel_family_imageid || f == &etw_kernel_family_sysconfigex;
+    ev.form = classic ? ETW_FORM_FULL : ETW_FORM_SYSTEM;
+    ev.flags = ETW_EVENT_FLAG_CLASSIC_HEADER |
+               (ptr == 4 ? ETW_EVENT_FLAG_32_BIT_HEADER : ETW_EVENT_FLAG_64_BIT_HEADER);
+    ev.pointer_size = ptr;
+    ev.provider = f->guid;
+    ev.opcode = type;
+    ev.version = version;
+    ev.pid = 1111;
+    ev.tid = 2222;
+    ev.user_data = data;
+    ev.user_data_len = n;
+    return ev;
+}
+
+static const char *line_of(etw_json *j, const etw_event *ev, size_t *len) {
+    static char copy[65536];
+    const char *line = NULL;
+    *len = 0;
+    copy[0] = 0;
+    if (etw_json_event(j, NULL, ev, &line, len) != ETW_OK || !line) return copy;
+    size_t n = *len < sizeof copy - 1 ? *len : sizeof copy - 1;
+    memcpy(copy, line, n);
+    copy[n] = 0;
+    return copy;
+}
+
+static void test_synthetic_records_through_the_decoder(void) {
+    etw_decoder_options o;
+    memset(&o, 0, sizeof o);
+    etw_decoder *d = NULL;
+    ETW_CHECK_INT(etw_decoder_new(&d, &o), ETW_OK);
+    etw_json_options jo;
+    memset(&jo, 0, sizeof jo);
+    jo.decoder = d;
+    etw_json *j = NULL;
+    ETW_CHECK_INT(etw_json_new(&j, NULL, &jo), ETW_OK);
+    if (!d || !j) {
+        etw_json_free(j);
+        etw_decoder_free(d);
+        return;
+    }
+    static buf b;
+    written w[64];
+    char name[160];
+    uint32_t records = 0;
+    for (size_t i = 0; i < MINE_COUNT; i++) {
+        const etw_kernel_family *f = k_mine[i];
+        for (uint16_t k = 0; k < f->layout_count; k++) {
+            const etw_kernel_layout *l = &f->layouts[k];
+            for (uint8_t ptr = 4; ptr <= 8; ptr += 4) {
+                build_payload(l, ptr, &b, w);
+                uint8_t *data = malloc(b.n + 16);
+                if (!data) continue;
+                memcpy(data, b.d, b.n);
+                for (uint16_t t = 0; t < l->type_count; t++) {
+                    const etw_kernel_event *e = event_of(f, l->types[t]);
+                    /* the whole payload: decoded, named, no error */
+                    etw_event ev = record_of(f, l->types[t], l->version, ptr, data, b.n);
+                    size_t len;
+                    const char *line = line_of(j, &ev, &len);
+                    records++;
+                    if (!e || !e->name) continue;
+                    if (!e->name[0])
+                        snprintf(name, sizeof name, "\"event\":\"%s\",", f->group);
+                    else if (strchr(e->name, '/'))
+                        snprintf(name, sizeof name, "\"event\":\"%s\",", e->name);
+                    else
+                        snprintf(name, sizeof name, "\"event\":\"%s/%s\",", f->group, e->name);
+                    int ok = strstr(line, name) && !strstr(line, "\"error\":") &&
+                             !strstr(line, "\"unsupported\":") && strstr(line, "\"provider\":\"") &&
+                             strstr(line, f->provider);
+                    if (!ok)
+                        fprintf(stderr, "%s %s v%u ptr %u type %u: %.400s\n", f->group, l->mof_class,
+                                l->version, ptr, l->types[t], line);
+                    ETW_CHECK(ok);
+                    /* the first property's name is the first field */
+                    if (l->prop_count) {
+                        char first[96];
+                        snprintf(first, sizeof first, "\"fields\":{\"%s\":", l->props[0].name);
+                        ETW_CHECK(strstr(line, first) != NULL);
+                    }
+                    /* cut, grown, garbage: a line every time, an error when cut
+                     * inside the fixed part */
+                    long end = field_offset(l, NULL, ptr);
+                    for (uint32_t n = 0; n < b.n; n += (b.n > 64 ? 7 : 1)) {
+                        uint8_t *cut = malloc(n ? n : 1);
+                        if (!cut) break;
+                        memcpy(cut, data, n);
+                        etw_event ce = record_of(f, l->types[t], l->version, ptr, cut, n);
+                        const char *cl = line_of(j, &ce, &len);
+                        ETW_CHECK(len > 0 && cl[len - 1] == '\n');
+                        if (end > 0 && (long)n < end) ETW_CHECK(strstr(cl, "\"error\":") != NULL);
+                        free(cut);
+                    }
+                    memset(data + b.n, 0x5a, 16);
+                    etw_event ge = record_of(f, l->types[t], l->version, ptr, data, b.n + 16);
+                    const char *gl = line_of(j, &ge, &len);
+                    ETW_CHECK(len > 0 && gl[len - 1] == '\n');
+                    for (uint32_t q = 0; q < b.n + 16; q++) data[q] = (uint8_t)(q * 131u + 7u);
+                    ge = record_of(f, l->types[t], l->version, ptr, data, b.n + 16);
+                    gl = line_of(j, &ge, &len);
+                    ETW_CHECK(len > 0 && gl[len - 1] == '\n');
+                    memcpy(data, b.d, b.n);
+                }
+                free(data);
+            }
+        }
+    }
+    ETW_CHECK(records > 300);
+    etw_json_free(j);
+    etw_decoder_free(d);
+}
+
 int main(void) {
     ETW_RUN(test_tree_rules_every_family);
     ETW_RUN(test_provider_and_group_names);
@@ -1426,5 +1551,6 @@ int main(void) {
     ETW_RUN(test_real_records_decode_whole);
     ETW_RUN(test_real_values);
     ETW_RUN(test_through_the_library);
+    ETW_RUN(test_synthetic_records_through_the_decoder);
     return ETW_TEST_DONE();
 }
