@@ -13,6 +13,7 @@
 #include "etw_logfile.h"
 #include "etw_merge.h"
 #include "etw_record.h"
+#include "etw_reader_internal.h"
 #include "etw_xpress.h"
 
 /* Default upper bound for one buffer: Windows caps buffers at 16 MiB since
@@ -92,6 +93,9 @@ struct etw_reader {
     etw_merge merge;
     int pending;             /* stream whose event was returned last, or -1 */
     int header_done;
+    int started;             /* streams hold their first events (done lazily) */
+    etw_reader_hooks hooks;  /* buffers supplied from outside (the pipeline) */
+    int hooked;
 
     /* etw_reader_set_range(): events whose order time is in [range_from,
      * range_to); ranged 0 reads everything. */
@@ -155,27 +159,6 @@ static int grow(etw_reader *r, uint8_t **p, size_t *cap, size_t need) {
     *p = q;
     *cap = c;
     return 1;
-}
-
-/* Borrow n bytes at off: directly from memory input, else read into *dst.
- * NULL with *err = ETW_E_NOMEM or ETW_E_IO on failure. */
-static const uint8_t *fetch(etw_reader *r, uint64_t off, size_t n, uint8_t **dst,
-                            size_t *cap, size_t *got, etw_status *err) {
-    if (r->mem) {
-        *got = off >= r->in.size ? 0 : (size_t)(r->in.size - off < n ? r->in.size - off : n);
-        return r->mem + off;
-    }
-    if (!grow(r, dst, cap, n)) {
-        *err = ETW_E_NOMEM;
-        return NULL;
-    }
-    long long k = r->in.read_at(r->in.ctx, off, *dst, n);
-    if (k < 0) {
-        *err = ETW_E_IO;
-        return NULL;
-    }
-    *got = (size_t)k;
-    return *dst;
 }
 
 /* --- the buffer index ---------------------------------------------------- */
@@ -496,53 +479,142 @@ static etw_status build_index(etw_reader *r) {
 
 /* --- loading one buffer ------------------------------------------------ */
 
-/* Make buffer bi the stream's current buffer. ETW_OK, or ETW_E_NOMEM /
- * ETW_E_IO (reported) when it could not be read at all. */
-static etw_status load_buffer(etw_reader *r, stream *st, uint32_t bi) {
+static int grow_with(const etw_allocator *a, uint8_t **p, size_t *cap, size_t need) {
+    if (*cap >= need && !(*cap > SHRINK_ABOVE && *cap / 4 > need)) return 1;
+    size_t c = 4096;
+    while (c < need) c *= 2;
+    uint8_t *q = etw_alloc(a, c);
+    if (!q) return 0;
+    etw_free(a, *p);
+    *p = q;
+    *cap = c;
+    return 1;
+}
+
+static void load_fail(etw_buffer_load *L, etw_status err, uint64_t off, const char *text) {
+    L->data = NULL;
+    L->end = 0;
+    L->status = err;
+    L->diag_status = err;
+    L->diag_offset = off;
+    snprintf(L->msg, sizeof L->msg, "%s", text);
+    L->has_diag = 1;
+}
+
+/* Read (and decompress) buffer bi into L. Touches only L: the index and the
+ * input are not changed after open, so loads of one reader may run on
+ * several threads at once when the input's read_at may (pread, memory). */
+etw_status etw_reader_load_buffer(const etw_reader *r, const etw_allocator *a, uint32_t bi,
+                                  etw_buffer_load *L) {
     const buf_entry *b = &r->bufs[bi];
+    L->buf = bi;
+    L->has_diag = 0;
+    L->skipped = 0;
+    L->bytes_decompressed = 0;
+    L->status = ETW_OK;
     size_t got = 0;
-    etw_status err = ETW_E_IO;
-    st->buf = bi;
-    st->pos = ETW_BUFFER_HEADER_SIZE;
     if (!(b->flags & ETW_BUFFER_FLAG_COMPRESSED)) {
-        const uint8_t *p = fetch(r, b->offset, b->data_end, &st->mem, &st->mem_cap, &got, &err);
-        if (!p) {
-            diag(r, err, b->offset, err == ETW_E_NOMEM ? "no memory for a buffer" : "buffer could not be read");
-            return err;
+        if (r->mem) {
+            got = b->offset >= r->in.size ? 0
+                  : (size_t)(r->in.size - b->offset < b->data_end ? r->in.size - b->offset : b->data_end);
+            L->data = r->mem + b->offset;
+            L->end = (uint32_t)got;
+            return ETW_OK;
         }
-        st->data = p;
-        st->end = (uint32_t)got;
+        if (!grow_with(a, &L->mem, &L->mem_cap, b->data_end)) {
+            load_fail(L, ETW_E_NOMEM, b->offset, "no memory for a buffer");
+            return ETW_E_NOMEM;
+        }
+        long long k = r->in.read_at(r->in.ctx, b->offset, L->mem, b->data_end);
+        if (k < 0) {
+            load_fail(L, ETW_E_IO, b->offset, "buffer could not be read");
+            return ETW_E_IO;
+        }
+        L->data = L->mem;
+        L->end = (uint32_t)k;
         return ETW_OK;
     }
-    size_t in_len;
-    const uint8_t *in = fetch(r, b->offset, b->disk_size, &r->tmp, &r->tmp_cap, &got, &err);
-    if (!in || got < ETW_BUFFER_HEADER_SIZE) {
-        if (in) err = ETW_E_IO;
-        diag(r, err, b->offset, err == ETW_E_NOMEM ? "no memory for a buffer" : "buffer could not be read");
-        return err;
+    const uint8_t *in;
+    if (r->mem) {
+        got = b->offset >= r->in.size ? 0
+              : (size_t)(r->in.size - b->offset < b->disk_size ? r->in.size - b->offset : b->disk_size);
+        in = r->mem + b->offset;
+    } else {
+        if (!grow_with(a, &L->tmp, &L->tmp_cap, b->disk_size)) {
+            load_fail(L, ETW_E_NOMEM, b->offset, "no memory for a buffer");
+            return ETW_E_NOMEM;
+        }
+        long long k = r->in.read_at(r->in.ctx, b->offset, L->tmp, b->disk_size);
+        if (k < 0) {
+            load_fail(L, ETW_E_IO, b->offset, "buffer could not be read");
+            return ETW_E_IO;
+        }
+        got = (size_t)k;
+        in = L->tmp;
     }
-    in_len = got - ETW_BUFFER_HEADER_SIZE;
+    if (got < ETW_BUFFER_HEADER_SIZE) {
+        load_fail(L, ETW_E_IO, b->offset, "buffer could not be read");
+        return ETW_E_IO;
+    }
+    size_t in_len = got - ETW_BUFFER_HEADER_SIZE;
     size_t out_cap = b->data_end - ETW_BUFFER_HEADER_SIZE;
-    if (!grow(r, &st->mem, &st->mem_cap, ETW_BUFFER_HEADER_SIZE + out_cap)) {
-        diag(r, ETW_E_NOMEM, b->offset, "no memory for a decompressed buffer");
+    if (!grow_with(a, &L->mem, &L->mem_cap, ETW_BUFFER_HEADER_SIZE + out_cap)) {
+        load_fail(L, ETW_E_NOMEM, b->offset, "no memory for a decompressed buffer");
         return ETW_E_NOMEM;
     }
-    memcpy(st->mem, in, ETW_BUFFER_HEADER_SIZE);
+    memcpy(L->mem, in, ETW_BUFFER_HEADER_SIZE);
     size_t out_len = 0;
     etw_status s = etw_xpress_decompress(in + ETW_BUFFER_HEADER_SIZE, in_len,
-                                         st->mem + ETW_BUFFER_HEADER_SIZE, out_cap, &out_len);
+                                         L->mem + ETW_BUFFER_HEADER_SIZE, out_cap, &out_len);
     if (s != ETW_OK) {
-        snprintf(r->msg, sizeof r->msg, "compressed buffer %s after %zu of %zu bytes",
+        snprintf(L->msg, sizeof L->msg, "compressed buffer %s after %zu of %zu bytes",
                  s == ETW_E_SMALL_BUFFER ? "decompresses to more than its stated size"
                                          : "does not decompress",
                  out_len, out_cap);
-        diag(r, ETW_E_DECOMPRESS, b->offset, r->msg);
-        r->stats.buffers_skipped++;
+        L->has_diag = 1;
+        L->diag_status = ETW_E_DECOMPRESS;
+        L->diag_offset = b->offset;
+        L->skipped = 1;
     }
-    r->stats.bytes_decompressed += out_len;
-    st->data = st->mem;
-    st->end = (uint32_t)(ETW_BUFFER_HEADER_SIZE + out_len);
+    L->bytes_decompressed = out_len;
+    L->data = L->mem;
+    L->end = (uint32_t)(ETW_BUFFER_HEADER_SIZE + out_len);
     return ETW_OK;
+}
+
+void etw_buffer_load_free(const etw_allocator *a, etw_buffer_load *L) {
+    etw_free(a, L->mem);
+    etw_free(a, L->tmp);
+    memset(L, 0, sizeof *L);
+}
+
+/* What a load found goes into the reader's diagnostics and counts. */
+static void load_report(etw_reader *r, const etw_buffer_load *L) {
+    if (L->has_diag) diag(r, L->diag_status, L->diag_offset, L->msg);
+    if (L->skipped) r->stats.buffers_skipped++;
+    r->stats.bytes_decompressed += L->bytes_decompressed;
+}
+
+/* Make buffer bi the stream's current buffer. ETW_OK, or ETW_E_NOMEM /
+ * ETW_E_IO (reported) when it could not be read at all. */
+static etw_status load_buffer(etw_reader *r, stream *st, uint32_t bi) {
+    st->buf = bi;
+    st->pos = ETW_BUFFER_HEADER_SIZE;
+    etw_buffer_load L;
+    memset(&L, 0, sizeof L);
+    L.mem = st->mem;
+    L.mem_cap = st->mem_cap;
+    L.tmp = r->tmp;
+    L.tmp_cap = r->tmp_cap;
+    etw_status s = etw_reader_load_buffer(r, &r->alloc, bi, &L);
+    st->mem = L.mem;
+    st->mem_cap = L.mem_cap;
+    r->tmp = L.tmp;
+    r->tmp_cap = L.tmp_cap;
+    load_report(r, &L);
+    st->data = L.data;
+    st->end = L.end;
+    return s;
 }
 
 /* --- time ---------------------------------------------------------------- */
@@ -610,55 +682,96 @@ static int time_plausible(const etw_reader *r, int64_t ft) { return ft >= r->tim
 
 /* --- streams ------------------------------------------------------------- */
 
+/* A problem with the record at `at` of buffer b (file offset: the buffer's
+ * when it is compressed). */
+static void report_record(const buf_entry *b, uint32_t at, etw_status s, const char *text,
+                          etw_reader_stats *stats, etw_diag_fn on_diag, void *diag_ctx) {
+    stats->problems++;
+    if (!on_diag) return;
+    etw_diag d;
+    d.status = s;
+    d.file_offset = b->offset + ((b->flags & ETW_BUFFER_FLAG_COMPRESSED) ? 0 : at);
+    d.message = text;
+    on_diag(diag_ctx, &d);
+}
+
+/* The next record of a loaded buffer: 1 and *ev filled, 0 at its end. The
+ * log-file header record is skipped; a damaged record is reported into
+ * *stats / on_diag and ends the buffer. Shared by the ordered reader and
+ * etw_reader_scan_buffer, so both count the same. */
+static int buffer_next(const etw_reader *r, uint32_t bi, const uint8_t *data, uint32_t end,
+                       uint32_t *pos, int64_t *last_raw, etw_event *ev, etw_reader_stats *stats,
+                       etw_diag_fn on_diag, void *diag_ctx) {
+    const buf_entry *b = &r->bufs[bi];
+    while (*pos < end) {
+        uint32_t adv = 0;
+        const char *msg = NULL;
+        etw_status s = etw_record_parse(data + *pos, end - *pos, r->ptr_size, ev, &adv, &msg);
+        if (s == ETW_OK) {
+            uint32_t at = *pos;
+            *pos += adv;
+            if (bi == 0 && at == ETW_BUFFER_HEADER_SIZE) continue; /* the log-file header */
+            if (ev->form == ETW_FORM_MESSAGE && ev->raw_timestamp == 0) ev->raw_timestamp = *last_raw;
+            *last_raw = ev->raw_timestamp;
+            ev->cpu = b->cpu;
+            if (b->flags & ETW_BUFFER_FLAG_PROC_INDEX) ev->flags |= ETW_EVENT_FLAG_PROCESSOR_INDEX;
+            ev->buffer_file_offset = b->offset;
+            ev->record_offset = at;
+            ev->buffer_compressed = (b->flags & ETW_BUFFER_FLAG_COMPRESSED) != 0;
+            ev->timestamp = etw_reader_to_filetime(r, ev->raw_timestamp);
+            if (!time_plausible(r, ev->timestamp)) {
+                char text[192];
+                snprintf(text, sizeof text,
+                         "record time (raw clock %lld) is far outside the trace's time range; record skipped",
+                         (long long)ev->raw_timestamp);
+                report_record(b, at, ETW_E_CORRUPT, text, stats, on_diag, diag_ctx);
+                stats->records_skipped++;
+                continue;
+            }
+            return 1;
+        }
+        if (s != ETW_END) {
+            char text[192];
+            if (b->flags & ETW_BUFFER_FLAG_COMPRESSED)
+                snprintf(text, sizeof text,
+                         "%s (at offset 0x%x of the decompressed buffer); rest of the buffer skipped", msg,
+                         *pos);
+            else
+                snprintf(text, sizeof text, "%s; rest of the buffer skipped", msg);
+            report_record(b, *pos, s, text, stats, on_diag, diag_ctx);
+            stats->records_skipped++;
+            stats->buffers_skipped++;
+        }
+        *pos = end;
+    }
+    return 0;
+}
+
 /* Parse the stream's next record into st->ev. 1 on success, 0 at its end. */
 static int stream_advance(etw_reader *r, stream *st) {
+    uint32_t si = (uint32_t)(st - r->streams);
     for (;;) {
-        if (st->data && st->pos < st->end) {
-            uint32_t adv = 0;
-            const char *msg = NULL;
-            const buf_entry *b = &r->bufs[st->buf];
-            etw_status s = etw_record_parse(st->data + st->pos, st->end - st->pos, r->ptr_size,
-                                            &st->ev, &adv, &msg);
-            if (s == ETW_OK) {
-                etw_event *ev = &st->ev;
-                uint32_t at = st->pos;
-                st->pos += adv;
-                if (st->buf == 0 && at == ETW_BUFFER_HEADER_SIZE) continue; /* the log-file header */
-                if (ev->form == ETW_FORM_MESSAGE && ev->raw_timestamp == 0) ev->raw_timestamp = st->last_raw;
-                st->last_raw = ev->raw_timestamp;
-                ev->cpu = r->bufs[st->buf].cpu;
-                if (b->flags & ETW_BUFFER_FLAG_PROC_INDEX) ev->flags |= ETW_EVENT_FLAG_PROCESSOR_INDEX;
-                ev->buffer_file_offset = b->offset;
-                ev->record_offset = at;
-                ev->buffer_compressed = (b->flags & ETW_BUFFER_FLAG_COMPRESSED) != 0;
-                ev->timestamp = etw_reader_to_filetime(r, ev->raw_timestamp);
-                if (!time_plausible(r, ev->timestamp)) {
-                    snprintf(r->msg, sizeof r->msg,
-                             "record time (raw clock %lld) is far outside the trace's time range; record skipped",
-                             (long long)ev->raw_timestamp);
-                    diag(r, ETW_E_CORRUPT, b->offset + ((b->flags & ETW_BUFFER_FLAG_COMPRESSED) ? 0 : at), r->msg);
-                    r->stats.records_skipped++;
-                    continue;
-                }
-                if (ev->timestamp > st->order_ft) st->order_ft = ev->timestamp;
-                return 1;
-            }
-            if (s != ETW_END) {
-                if (b->flags & ETW_BUFFER_FLAG_COMPRESSED)
-                    snprintf(r->msg, sizeof r->msg,
-                             "%s (at offset 0x%x of the decompressed buffer); rest of the buffer skipped",
-                             msg, st->pos);
-                else
-                    snprintf(r->msg, sizeof r->msg, "%s; rest of the buffer skipped", msg);
-                diag(r, s, b->offset + ((b->flags & ETW_BUFFER_FLAG_COMPRESSED) ? 0 : st->pos), r->msg);
-                r->stats.records_skipped++;
-                r->stats.buffers_skipped++;
-            }
-            st->pos = st->end;
+        if (st->data && st->pos < st->end &&
+            buffer_next(r, st->buf, st->data, st->end, &st->pos, &st->last_raw, &st->ev, &r->stats,
+                        r->opt.on_diag, r->opt.diag_ctx)) {
+            if (st->ev.timestamp > st->order_ft) st->order_ft = st->ev.timestamp;
+            return 1;
         }
+        if (r->hooked && st->data) r->hooks.release(r->hooks.ctx, si, st->buf);
+        st->data = NULL;
         if (st->next >= st->n) return 0;
-        uint32_t bi = r->order[st->first + st->next++];
-        if (load_buffer(r, st, bi) != ETW_OK) st->data = NULL;
+        uint32_t k = st->next++;
+        uint32_t bi = r->order[st->first + k];
+        if (r->hooked) {
+            const etw_buffer_load *L = r->hooks.acquire(r->hooks.ctx, si, k, bi);
+            st->buf = bi;
+            st->pos = ETW_BUFFER_HEADER_SIZE;
+            load_report(r, L);
+            st->data = L->data;
+            st->end = L->end;
+        } else if (load_buffer(r, st, bi) != ETW_OK) {
+            st->data = NULL;
+        }
     }
 }
 
@@ -711,6 +824,7 @@ static uint32_t range_start_buffer(etw_reader *r, const stream *st, int64_t from
 }
 
 static void stream_reset(etw_reader *r, stream *st, uint32_t next) {
+    if (r->hooked && st->data) r->hooks.release(r->hooks.ctx, (uint32_t)(st - r->streams), st->buf);
     st->next = next;
     st->data = NULL;
     st->pos = st->end = 0;
@@ -718,12 +832,19 @@ static void stream_reset(etw_reader *r, stream *st, uint32_t next) {
     st->order_ft = INT64_MIN;
 }
 
-static etw_status start_streams(etw_reader *r) {
+/* Back to the first event; the streams load their first buffers when the
+ * first event after the log-file header is asked for. */
+static void reset_streams(etw_reader *r) {
     r->merge.count = 0;
     r->pending = -1;
     /* the log-file header record belongs to the range that starts first */
     r->header_done = r->ranged && r->range_from != INT64_MIN;
     r->last_order_ft = INT64_MIN;
+    r->started = 0;
+}
+
+static void start_streams(etw_reader *r) {
+    r->started = 1;
     for (uint32_t i = 0; i < r->nstreams; i++) {
         stream *st = &r->streams[i];
         uint32_t start = 0;
@@ -743,7 +864,6 @@ static etw_status start_streams(etw_reader *r) {
             etw_merge_push(&r->merge, i);
         }
     }
-    return ETW_OK;
 }
 
 static int cmp_seq(const buf_entry *a, const buf_entry *b) {
@@ -888,7 +1008,7 @@ static etw_status open_common(etw_reader **out, etw_reader *r) {
         r->stats.first_timestamp = r->lf_event.timestamp;
         r->stats.last_timestamp = r->lf_event.timestamp;
         r->index_stats = r->stats;
-        s = start_streams(r);
+        reset_streams(r);
     }
     if (s != ETW_OK) {
         etw_reader_close(r);
@@ -957,6 +1077,7 @@ etw_status etw_reader_next(etw_reader *r, etw_event *ev) {
         r->stats.events_by_form[ev->form]++;
         return ETW_OK;
     }
+    if (!r->started) start_streams(r);
     if (r->pending >= 0) {
         uint32_t i = (uint32_t)r->pending;
         r->pending = -1;
@@ -988,10 +1109,32 @@ const etw_logfile_header *etw_reader_logfile(const etw_reader *r) { return r ? &
 
 const etw_reader_stats *etw_reader_stats_get(const etw_reader *r) { return r ? &r->stats : NULL; }
 
+/* Give back the buffers the streams hold (hooks) and forget them. */
+static void release_all(etw_reader *r) {
+    for (uint32_t i = 0; i < r->nstreams; i++) {
+        stream *st = &r->streams[i];
+        if (r->hooked && st->data) r->hooks.release(r->hooks.ctx, i, st->buf);
+        st->data = NULL;
+        st->pos = st->end = 0;
+    }
+}
+
+void etw_reader_detach(etw_reader *r) {
+    release_all(r);
+    for (uint32_t i = 0; i < r->nstreams; i++) r->streams[i].next = r->streams[i].n;
+    r->merge.count = 0;
+    r->pending = -1;
+    r->header_done = 1;
+    r->started = 1;
+    r->hooked = 0;
+}
+
 etw_status etw_reader_rewind(etw_reader *r) {
     if (!r) return ETW_E_INVALID_ARG;
     r->stats = r->index_stats;
-    return start_streams(r);
+    release_all(r);
+    reset_streams(r);
+    return ETW_OK;
 }
 
 void etw_reader_close(etw_reader *r) {
@@ -1085,4 +1228,53 @@ etw_status etw_reader_event_at(etw_reader *r, uint64_t buffer_file_offset, uint3
     ev->buffer_compressed = (b->flags & ETW_BUFFER_FLAG_COMPRESSED) != 0;
     ev->timestamp = etw_reader_to_filetime(r, ev->raw_timestamp);
     return ETW_OK;
+}
+
+/* --- for the pipeline (etw_reader_internal.h) ------------------------------ */
+
+uint32_t etw_reader_buffer_count(const etw_reader *r) { return r->nbufs; }
+
+uint32_t etw_reader_stream_count(const etw_reader *r) { return r->nstreams; }
+
+uint32_t etw_reader_stream_buffers(const etw_reader *r, uint32_t si, const uint32_t **order) {
+    if (si >= r->nstreams) {
+        *order = NULL;
+        return 0;
+    }
+    *order = r->order + r->streams[si].first;
+    return r->streams[si].n;
+}
+
+void etw_reader_load_report(etw_reader *r, const etw_buffer_load *L) { load_report(r, L); }
+
+void etw_reader_diag_target(const etw_reader *r, etw_diag_fn *fn, void **ctx) {
+    *fn = r->opt.on_diag;
+    *ctx = r->opt.diag_ctx;
+}
+
+void etw_reader_set_hooks(etw_reader *r, const etw_reader_hooks *hooks) {
+    if (hooks && hooks->acquire && hooks->release) {
+        r->hooks = *hooks;
+        r->hooked = 1;
+    } else {
+        r->hooked = 0;
+    }
+}
+
+void etw_reader_scan_buffer(const etw_reader *r, const etw_buffer_load *L, etw_reader_stats *stats,
+                            etw_diag_fn on_diag, void *diag_ctx, etw_record_fn fn, void *ctx) {
+    if (!L->data) return;
+    uint32_t pos = ETW_BUFFER_HEADER_SIZE;
+    /* A WPP record without a time takes the one before it in its stream;
+     * across buffers that is some earlier event's time, which never moves
+     * the first/last times: the log-file header's time stands in. */
+    int64_t last_raw = r->lf.raw_timestamp;
+    etw_event ev;
+    while (buffer_next(r, L->buf, L->data, L->end, &pos, &last_raw, &ev, stats, on_diag, diag_ctx)) {
+        stats->events++;
+        stats->events_by_form[ev.form]++;
+        if (ev.timestamp < stats->first_timestamp) stats->first_timestamp = ev.timestamp;
+        if (ev.timestamp > stats->last_timestamp) stats->last_timestamp = ev.timestamp;
+        if (fn && fn(ctx, &ev)) break;
+    }
 }
