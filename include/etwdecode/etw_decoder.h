@@ -102,6 +102,31 @@ etw_status etw_decoder_prescan(etw_decoder *d, etw_reader *r);
 #define ETW_LEARN_LATER 2
 int etw_decoder_learns(const etw_decoder *d, const etw_event *ev, const etw_schema *s);
 
+/* Decoder state that events of the trace change, for readers that do not
+ * decode every event in order on one decoder (etw_pipeline.h):
+ *   ETW_LEARN_AHEAD     a MetaData record (TRACE_EVENT_INFO / map merged
+ *                       into the trace). It sorts next to the first event it
+ *                       describes - just before or just after it - so it must
+ *                       be learned a little ahead: learning it earlier never
+ *                       changes a result (that is what etw_decoder_prescan
+ *                       does for the whole file).
+ *   ETW_LEARN_IN_ORDER  state that holds from this event on and not before
+ *                       (an EventSource manifest chunk: a newer manifest
+ *                       replaces the old one for the events after it). Every
+ *                       decoder must see these events, each once, in order.
+ *   ETW_LEARN_NONE      everything else: decoding the event changes nothing
+ *                       another event's output depends on.
+ * A source that adds state built from earlier events must make its events
+ * ETW_LEARN_IN_ORDER here, or the parallel pipeline's output will differ
+ * from one decoder's. */
+typedef enum etw_learn_kind {
+    ETW_LEARN_NONE = 0,
+    ETW_LEARN_AHEAD = 1,
+    ETW_LEARN_IN_ORDER = 2
+} etw_learn_kind;
+
+etw_learn_kind etw_decoder_learn_kind(const etw_decoder *d, const etw_event *ev);
+
 /* Learn from ev as a whole-file decode would: a merged-metadata record as
  * etw_decoder_prescan() does; any other event as etw_decoder_resolve() does
  * (manifest chunks and kernel thread records, in trace order). Used to

@@ -383,6 +383,15 @@ int etw_decoder_learns(const etw_decoder *d, const etw_event *ev, const etw_sche
     return 0;
 }
 
+etw_learn_kind etw_decoder_learn_kind(const etw_decoder *d, const etw_event *ev) {
+    if (!d || !ev) return ETW_LEARN_NONE;
+    if (ev->provider.data1 == ETW_METADATA_GUID_DATA1 && etw_metadata_is_metadata_event(ev) &&
+        (ev->opcode == ETW_METADATA_OPCODE_EVENT_INFO || ev->opcode == ETW_METADATA_OPCODE_MAP_INFO))
+        return ETW_LEARN_AHEAD;
+    if (!d->opt.no_eventsource && etw_es_is_manifest_event(ev)) return ETW_LEARN_IN_ORDER;
+    return ETW_LEARN_NONE;
+}
+
 etw_status etw_decoder_learn(etw_decoder *d, const etw_event *ev) {
     if (!d || !ev) return ETW_E_INVALID_ARG;
     if (learn_metadata(d, ev)) {
