@@ -33,6 +33,7 @@
 #include "etw_json.h"
 #include "etw_label.h"
 #include "etw_multi.h"
+#include "etw_pipeline.h"
 #include "etw_reader.h"
 #include "etw_render.h"
 #include "etw_schema.h"

@@ -1,0 +1,152 @@
+/* etw_pipeline.h - decode a trace on several threads, with the output in
+ * order and byte for byte what one thread produces.
+ *
+ *   etw_pipeline_options po = {0};
+ *   po.threads = 2;                      // 0: everything on the calling thread
+ *   po.write = my_write; po.ctx = out;   // called in order, on this thread
+ *   etw_pipeline *p;
+ *   if (etw_pipeline_new(&p, r, &po) == ETW_OK) {
+ *       etw_status s = etw_pipeline_run(p);   // every event, as JSON lines
+ *       etw_pipeline_free(p);
+ *   }
+ *
+ * What runs where. The calling thread merges the processors' buffers into
+ * timestamp order (the reader's etw_reader_next), copies the events into
+ * batches and writes finished batches through `write`, in order. Worker
+ * threads decompress buffers ahead of the merge (a fixed window of them)
+ * and render whole batches, each with its own etw_decoder and renderer, so
+ * nothing is shared but the queues. Memory: one buffer per processor (as
+ * the reader alone), the window of buffers decompressed ahead, and the
+ * batches in flight (a fixed number, each at most ETW_PIPELINE_BATCH events
+ * or about ETW_PIPELINE_BATCH_BYTES of copied event bytes, plus their
+ * output) - whatever the size of the file.
+ *
+ * Why the output does not depend on the number of threads: decoding an
+ * event changes no decoder state except through the events
+ * etw_decoder_learn_kind names. Every worker's decoder learns every
+ * ETW_LEARN_IN_ORDER event exactly at its place (the pipeline keeps a copy
+ * of each and replays it to the workers that did not decode it), and every
+ * ETW_LEARN_AHEAD event (merged metadata) ETW_PIPELINE_LOOKAHEAD events
+ * before its place, on every decoder alike. That is also how the schemas
+ * merged into a trace are found in one pass over the file: a MetaData
+ * record sorts next to the first event it describes (within a few events
+ * on real traces; see docs), so no pre-scan of the file is needed.
+ *
+ * The reader passed in must have been opened on a file or memory (or an
+ * etw_input whose read_at may be called from several threads at once), must
+ * not be used by anyone else while the pipeline runs, and the allocator (the
+ * pipeline's and the reader's) must be thread-safe when threads > 0.
+ * Problems are reported on the calling thread: the reader's through the
+ * reader's on_diag, the decoders' through po.decoder.on_diag, each once.
+ */
+#ifndef ETWDECODE_ETW_PIPELINE_H
+#define ETWDECODE_ETW_PIPELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "etw_decoder.h"
+#include "etw_event.h"
+#include "etw_json.h"
+#include "etw_reader.h"
+#include "etw_status.h"
+#include "etw_types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Events per batch (a batch also closes at ETW_PIPELINE_BATCH_BYTES of
+ * copied event bytes). */
+#define ETW_PIPELINE_BATCH 1024u
+#define ETW_PIPELINE_BATCH_BYTES (512u * 1024u)
+/* How many events ahead merged metadata is learned. */
+#define ETW_PIPELINE_LOOKAHEAD 256u
+
+typedef struct etw_pipeline etw_pipeline;
+
+/* Output of one event, given to a render callback: append bytes with
+ * etw_pipeline_emit. */
+typedef struct etw_pipeline_out etw_pipeline_out;
+etw_status etw_pipeline_emit(etw_pipeline_out *out, const void *data, size_t len);
+
+typedef struct etw_pipeline_options {
+    const etw_allocator *allocator; /* NULL: malloc/free */
+    /* Worker threads. 0: decompress, decode and write on the calling
+     * thread, with the same result. */
+    unsigned threads;
+    /* Buffers decompressed ahead of the merge, at most; 0: 2 per processor
+     * (at most 64) plus 2 per thread. */
+    unsigned window;
+    /* Each worker's decoder is made with these options (on_diag is called
+     * on the calling thread); setup (may be NULL) is then called once per
+     * decoder, e.g. to add manifests; its problems are reported for the
+     * first decoder only. */
+    etw_decoder_options decoder;
+    etw_status (*setup)(void *ctx, etw_decoder *d);
+    /* Which events are output; NULL: all. Called on worker threads with the
+     * worker's decoder (ev may be resolved with it); must not touch shared
+     * state. Events not selected still teach the decoders. */
+    int (*select)(void *ctx, etw_decoder *d, const etw_event *ev);
+    /* How an event is rendered: NULL renders the contract's JSON line with
+     * these options (json.decoder is ignored: each worker's own is used).
+     * A custom render runs on worker threads: worker_new makes its state
+     * (one per decoder), render appends the event's output. */
+    etw_json_options json;
+    void *(*worker_new)(void *ctx, etw_decoder *d);
+    void (*worker_free)(void *ctx, void *state);
+    etw_status (*render)(void *ctx, void *state, etw_decoder *d, const etw_event *ev,
+                         etw_pipeline_out *out);
+    /* The output, in event order, on the calling thread: a nonzero return
+     * (or ETW_E_IO) stops the run. */
+    etw_status (*write)(void *ctx, const void *data, size_t len);
+    void *ctx;
+    /* Stop after this many selected events; 0: no limit. */
+    uint64_t max_events;
+} etw_pipeline_options;
+
+typedef struct etw_pipeline_stats {
+    uint64_t events_read;      /* events taken from the reader */
+    uint64_t events_written;   /* events selected and written */
+    uint64_t decoder_problems; /* decoder diagnostics reported */
+    uint64_t bytes_written;
+} etw_pipeline_stats;
+
+etw_status etw_pipeline_new(etw_pipeline **out, etw_reader *r, const etw_pipeline_options *opt);
+
+/* Every event from the reader's current position (normally the first):
+ * select, render and write. ETW_OK at the end of the trace or at
+ * max_events; ETW_E_NOMEM; or the status write returned. The reader is left
+ * at an unspecified position (rewind it to read again). */
+etw_status etw_pipeline_run(etw_pipeline *p);
+
+/* Every event of the trace, in no particular order, through fn on worker
+ * threads (state: that worker's, from worker_new, or NULL without it) -
+ * for summaries whose result does not depend on the order. Buffers are
+ * decompressed and scanned in parallel, with no merge. The log-file header
+ * comes first, on the calling thread (with the first worker's state).
+ * Afterwards *stats holds exactly what etw_reader_stats_get would say after
+ * reading every event with etw_reader_next, and the reader's problems have
+ * been reported through its on_diag (in file order). */
+typedef int (*etw_pipeline_scan_fn)(void *ctx, void *state, const etw_event *ev);
+etw_status etw_pipeline_scan(etw_pipeline *p, etw_pipeline_scan_fn fn, etw_reader_stats *stats);
+
+const etw_pipeline_stats *etw_pipeline_stats_get(const etw_pipeline *p);
+
+/* The decoder of worker i (0 .. threads-1, or 0 without threads), for the
+ * caller's statistics after a run. NULL when out of range. */
+etw_decoder *etw_pipeline_decoder(etw_pipeline *p, unsigned i);
+
+/* The state worker_new made for worker i, for adding up what a scan
+ * counted. NULL when out of range or without worker_new. */
+void *etw_pipeline_worker_state(etw_pipeline *p, unsigned i);
+
+/* The number of processors available to this process (at least 1). */
+unsigned etw_pipeline_cpu_count(void);
+
+void etw_pipeline_free(etw_pipeline *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,908 @@
+/* etw_pipeline.c - the parallel decode pipeline of include/etwdecode/etw_pipeline.h:
+ * buffers decompressed ahead on workers, the merge on the calling thread,
+ * batches of events rendered on workers, written in order. */
+#include "etwdecode/etw_pipeline.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>
+#endif
+
+#include "../common/etw_alloc.h"
+#include "../common/etw_thread.h"
+#include "../etl/etw_reader_internal.h"
+
+/* Buffers each stream may have decompressed ahead of the one it reads. */
+#define PREFETCH_DEPTH 2u
+/* Default window: at most this many buffers ahead for the processors... */
+#define WINDOW_STREAMS_MAX 64u
+/* ...plus this many per worker thread. */
+#define WINDOW_PER_THREAD 2u
+/* Batches written out of order may wait at most: this many per thread. */
+#define BATCHES_PER_THREAD 2u
+
+enum { S_FREE, S_QUEUED, S_LOADING, S_READY, S_HELD };
+#define NOT_SELECTED UINT32_MAX
+
+typedef struct slot {
+    etw_buffer_load L;
+    int state;
+    uint32_t stream, k;
+    struct slot *next; /* free list / load queue */
+} slot;
+
+/* A copy of an event that changes decoder state, kept for the workers that
+ * did not decode it. */
+typedef struct log_entry {
+    struct log_entry *next;
+    uint64_t pos;
+    etw_event ev;
+    atomic_int reported;
+    uint8_t *bytes;
+} log_entry;
+
+typedef struct diag_rec {
+    etw_status status;
+    uint64_t offset;
+    size_t msg_at; /* in the batch's diag text */
+} diag_rec;
+
+typedef struct batch {
+    struct batch *next; /* order list / render queue / free list */
+    struct batch *qnext;
+    uint64_t first;     /* position of its first event */
+    uint32_t n, cap;
+    etw_event *evs;
+    size_t *boff;       /* where each event's bytes are in bytes (it may move while filling) */
+    uint8_t *bytes;
+    size_t blen, bcap;
+    log_entry *ahead_last, *order_last; /* the logs as they were when published */
+    char *out;
+    size_t olen, ocap;
+    uint32_t *ends;     /* end of each event's output, or NOT_SELECTED */
+    diag_rec *diags;
+    size_t ndiags, dcap;
+    char *dtext;
+    size_t dtlen, dtcap;
+    etw_status status;
+    int published;      /* touched by the calling thread only */
+    int done;           /* under the mutex: rendered */
+} batch;
+
+typedef struct scan_task {
+    etw_buffer_load L;
+    uint32_t bi;
+    int state; /* 0 idle, 1 queued, 2 done */
+    etw_reader_stats st;
+    int ndiag;
+    etw_diag d[2];
+    char msg[2][192];
+    struct scan_task *next;
+} scan_task;
+
+typedef struct worker {
+    etw_pipeline *p;
+    unsigned index;
+    etw_thread th;
+    int started;
+    etw_decoder *dec;
+    etw_json *json;
+    void *state;
+    int muted;
+    batch *cur;
+    log_entry *ahead_done, *order_done; /* the last log entries learned */
+    etw_pipeline_scan_fn scan_fn;
+} worker;
+
+struct etw_pipeline_out {
+    etw_pipeline *p;
+    batch *b;
+};
+
+struct etw_pipeline {
+    etw_allocator alloc;
+    etw_pipeline_options opt;
+    etw_reader *r;
+    unsigned nworkers; /* decoders; threads = opt.threads */
+    worker *workers;
+
+    etw_mutex mu;
+    etw_cond work_cv, done_cv;
+    int sync_ok, quit;
+
+    /* buffers */
+    slot *slots;
+    uint32_t nslots;
+    slot *free_slots;
+    slot *load_head, *load_tail;
+    slot **held;        /* per stream */
+    uint32_t nstreams;
+    uint32_t window, in_window;
+
+    /* batches */
+    batch *free_batches;
+    batch *order_head, *order_tail; /* closed batches, in order */
+    batch *render_head, *render_tail;
+    unsigned queued;    /* published, not yet written */
+    unsigned max_queued;
+
+    /* logs */
+    log_entry *ahead_head, *ahead_tail, *order_head_e, *order_tail_e;
+
+    /* scan */
+    scan_task *scan_head, *scan_tail;
+    etw_diag_fn reader_diag;
+    void *reader_diag_ctx;
+
+    int stop;
+    etw_status fail;
+    etw_pipeline_stats stats;
+};
+
+/* --- small helpers ------------------------------------------------------ */
+
+static int grow_bytes(const etw_allocator *a, void **p, size_t *cap, size_t need, size_t elem) {
+    if (*cap >= need) return 1;
+    size_t c = *cap ? *cap : 16;
+    while (c < need) c *= 2;
+    void *q = etw_calloc(a, c, elem);
+    if (!q) return 0;
+    if (*p) memcpy(q, *p, *cap * elem);
+    etw_free(a, *p);
+    *p = q;
+    *cap = c;
+    return 1;
+}
+
+/* Copy ev's borrowed bytes to dst (ext_size + user_data_len bytes) and point
+ * the copy *out at them. */
+static void copy_event(etw_event *out, const etw_event *ev, uint8_t *dst) {
+    *out = *ev;
+    if (ev->ext_size) {
+        memcpy(dst, ev->ext_data, ev->ext_size);
+        out->ext_data = dst;
+        dst += ev->ext_size;
+    }
+    if (ev->user_data_len) {
+        memcpy(dst, ev->user_data, ev->user_data_len);
+        out->user_data = dst;
+    }
+}
+
+static size_t event_bytes(const etw_event *ev) { return (size_t)ev->ext_size + ev->user_data_len; }
+
+etw_status etw_pipeline_emit(etw_pipeline_out *o, const void *data, size_t len) {
+    batch *b = o->b;
+    if (b->olen + len < b->olen || b->olen + len > UINT32_MAX - 1) return ETW_E_LIMIT;
+    if (!grow_bytes(&o->p->alloc, (void **)&b->out, &b->ocap, b->olen + len, 1)) return ETW_E_NOMEM;
+    memcpy(b->out + b->olen, data, len);
+    b->olen += len;
+    return ETW_OK;
+}
+
+unsigned etw_pipeline_cpu_count(void) {
+#if defined(_SC_NPROCESSORS_ONLN)
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1u;
+#else
+    return 1u;
+#endif
+}
+
+/* --- decoder diagnostics ------------------------------------------------ */
+
+static void batch_diag(etw_pipeline *p, batch *b, const etw_diag *d) {
+    size_t len = strlen(d->message) + 1;
+    if (!grow_bytes(&p->alloc, (void **)&b->diags, &b->dcap, b->ndiags + 1, sizeof *b->diags) ||
+        !grow_bytes(&p->alloc, (void **)&b->dtext, &b->dtcap, b->dtlen + len, 1))
+        return; /* no memory: the message is lost, the count is kept */
+    diag_rec *r = &b->diags[b->ndiags++];
+    r->status = d->status;
+    r->offset = d->file_offset;
+    r->msg_at = b->dtlen;
+    memcpy(b->dtext + b->dtlen, d->message, len);
+    b->dtlen += len;
+}
+
+static void on_decoder_diag(void *ctx, const etw_diag *d) {
+    worker *w = ctx;
+    etw_pipeline *p = w->p;
+    if (w->muted) return;
+    if (w->cur) {
+        batch_diag(p, w->cur, d);
+    } else {
+        /* on the calling thread: setup or the end of the trace */
+        p->stats.decoder_problems++;
+        if (p->opt.decoder.on_diag) p->opt.decoder.on_diag(p->opt.decoder.diag_ctx, d);
+    }
+}
+
+/* --- workers: rendering ---------------------------------------------------- */
+
+static void learn_muted(worker *w, const etw_event *ev, int report) {
+    w->muted = !report;
+    etw_decoder_learn(w->dec, ev);
+    w->muted = 0;
+}
+
+static log_entry *next_entry(log_entry *done, log_entry *head, log_entry *last) {
+    if (!last) return NULL;
+    if (!done) return head;
+    return done == last ? NULL : done->next;
+}
+
+static etw_status render_event(worker *w, batch *b, const etw_event *ev) {
+    etw_pipeline *p = w->p;
+    etw_pipeline_out o = {p, b};
+    if (p->opt.render) return p->opt.render(p->opt.ctx, w->state, w->dec, ev, &o);
+    const char *line;
+    size_t len;
+    etw_status s = etw_json_event(w->json, p->r, ev, &line, &len);
+    if (s != ETW_OK) return s;
+    return etw_pipeline_emit(&o, line, len);
+}
+
+static void process_batch(worker *w, batch *b) {
+    etw_pipeline *p = w->p;
+    w->cur = b;
+    b->olen = 0;
+    b->status = ETW_OK;
+    for (uint32_t i = 0; i < b->n && b->status == ETW_OK; i++) {
+        uint64_t q = b->first + i;
+        const etw_event *ev = &b->evs[i];
+        log_entry *e;
+        /* merged metadata: learned ETW_PIPELINE_LOOKAHEAD events ahead, the
+         * first decoder to learn a record reports its problems */
+        while ((e = next_entry(w->ahead_done, p->ahead_head, b->ahead_last)) && e->pos < q + ETW_PIPELINE_LOOKAHEAD) {
+            learn_muted(w, &e->ev, atomic_exchange(&e->reported, 1) == 0);
+            w->ahead_done = e;
+        }
+        /* in-order state: what other workers decoded since this one's last batch */
+        while ((e = next_entry(w->order_done, p->order_head_e, b->order_last)) && e->pos < q) {
+            if (e->pos < b->first) learn_muted(w, &e->ev, 0);
+            w->order_done = e;
+        }
+        if (etw_decoder_learn_kind(w->dec, ev) == ETW_LEARN_IN_ORDER) etw_decoder_learn(w->dec, ev);
+        if (p->opt.select && !p->opt.select(p->opt.ctx, w->dec, ev)) {
+            b->ends[i] = NOT_SELECTED;
+            continue;
+        }
+        b->status = render_event(w, b, ev);
+        b->ends[i] = (uint32_t)b->olen;
+    }
+    /* past this batch's own in-order events */
+    log_entry *e;
+    while ((e = next_entry(w->order_done, p->order_head_e, b->order_last)) && e->pos < b->first + b->n)
+        w->order_done = e;
+    w->cur = NULL;
+}
+
+/* --- workers: loading and scanning ---------------------------------------- */
+
+static void scan_diag(void *ctx, const etw_diag *d) {
+    scan_task *t = ctx;
+    if (t->ndiag >= 2) return; /* a buffer has at most a load and a record problem */
+    snprintf(t->msg[t->ndiag], sizeof t->msg[0], "%s", d->message);
+    t->d[t->ndiag] = *d;
+    t->d[t->ndiag].message = t->msg[t->ndiag];
+    t->ndiag++;
+}
+
+static int scan_each(void *ctx, const etw_event *ev) {
+    worker *w = ctx;
+    return w->scan_fn ? w->scan_fn(w->p->opt.ctx, w->state, ev) : 0;
+}
+
+static void process_scan(worker *w, scan_task *t) {
+    etw_pipeline *p = w->p;
+    memset(&t->st, 0, sizeof t->st);
+    t->st.first_timestamp = INT64_MAX;
+    t->st.last_timestamp = INT64_MIN;
+    t->ndiag = 0;
+    etw_reader_load_buffer(p->r, &p->alloc, t->bi, &t->L);
+    if (t->L.has_diag) {
+        etw_diag d;
+        d.status = t->L.diag_status;
+        d.file_offset = t->L.diag_offset;
+        d.message = t->L.msg;
+        scan_diag(t, &d);
+        t->st.problems++;
+    }
+    if (t->L.skipped) t->st.buffers_skipped++;
+    t->st.bytes_decompressed += t->L.bytes_decompressed;
+    etw_reader_scan_buffer(p->r, &t->L, &t->st, scan_diag, t, scan_each, w);
+}
+
+static ETW_THREAD_RETURN worker_main(void *arg) {
+    worker *w = arg;
+    etw_pipeline *p = w->p;
+    etw_mutex_lock(&p->mu);
+    for (;;) {
+        if (p->load_head) {
+            slot *s = p->load_head;
+            p->load_head = s->next;
+            if (!p->load_head) p->load_tail = NULL;
+            s->state = S_LOADING;
+            etw_mutex_unlock(&p->mu);
+            etw_reader_load_buffer(p->r, &p->alloc, s->L.buf, &s->L);
+            etw_mutex_lock(&p->mu);
+            s->state = S_READY;
+            etw_cond_broadcast(&p->done_cv);
+        } else if (p->render_head) {
+            batch *b = p->render_head;
+            p->render_head = b->qnext;
+            if (!p->render_head) p->render_tail = NULL;
+            etw_mutex_unlock(&p->mu);
+            process_batch(w, b);
+            etw_mutex_lock(&p->mu);
+            b->done = 1;
+            etw_cond_broadcast(&p->done_cv);
+        } else if (p->scan_head) {
+            scan_task *t = p->scan_head;
+            p->scan_head = t->next;
+            if (!p->scan_head) p->scan_tail = NULL;
+            etw_mutex_unlock(&p->mu);
+            process_scan(w, t);
+            etw_mutex_lock(&p->mu);
+            t->state = 2;
+            etw_cond_broadcast(&p->done_cv);
+        } else if (p->quit) {
+            break;
+        } else {
+            etw_cond_wait(&p->work_cv, &p->mu);
+        }
+    }
+    etw_mutex_unlock(&p->mu);
+    return 0;
+}
+
+/* --- buffers for the reader (its hooks; on the calling thread) ------------ */
+
+static slot *find_ahead(etw_pipeline *p, uint32_t stream, uint32_t k) {
+    for (uint32_t i = 0; i < p->nslots; i++) {
+        slot *s = &p->slots[i];
+        if (s->state != S_FREE && s->state != S_HELD && s->stream == stream && s->k == k) return s;
+    }
+    return NULL;
+}
+
+static slot *take_free(etw_pipeline *p) {
+    slot *s = p->free_slots;
+    if (s) p->free_slots = s->next;
+    return s;
+}
+
+static void prefetch(etw_pipeline *p, uint32_t stream, uint32_t k) {
+    const uint32_t *order;
+    uint32_t n = etw_reader_stream_buffers(p->r, stream, &order);
+    for (uint32_t j = k + 1; j <= k + PREFETCH_DEPTH && j < n; j++) {
+        if (p->in_window >= p->window) return;
+        if (find_ahead(p, stream, j)) continue;
+        slot *s = take_free(p);
+        if (!s) return;
+        s->state = S_QUEUED;
+        s->stream = stream;
+        s->k = j;
+        s->L.buf = order[j];
+        s->next = NULL;
+        if (p->load_tail) p->load_tail->next = s;
+        else p->load_head = s;
+        p->load_tail = s;
+        p->in_window++;
+        etw_cond_signal(&p->work_cv);
+    }
+}
+
+static void unqueue(etw_pipeline *p, slot *s) {
+    slot **pp = &p->load_head, *prev = NULL;
+    while (*pp && *pp != s) {
+        prev = *pp;
+        pp = &(*pp)->next;
+    }
+    if (!*pp) return;
+    *pp = s->next;
+    if (p->load_tail == s) p->load_tail = prev;
+}
+
+static const etw_buffer_load *hook_acquire(void *ctx, uint32_t stream, uint32_t k, uint32_t bi) {
+    etw_pipeline *p = ctx;
+    slot *s;
+    if (!p->opt.threads) {
+        s = p->held[stream] ? p->held[stream] : take_free(p);
+        /* one slot per stream, reused: there are nstreams of them */
+        etw_reader_load_buffer(p->r, &p->alloc, bi, &s->L);
+        s->state = S_HELD;
+        p->held[stream] = s;
+        return &s->L;
+    }
+    etw_mutex_lock(&p->mu);
+    s = find_ahead(p, stream, k);
+    if (s) {
+        p->in_window--;
+        if (s->state == S_QUEUED) {
+            unqueue(p, s);
+            s->state = S_LOADING;
+            etw_mutex_unlock(&p->mu);
+            etw_reader_load_buffer(p->r, &p->alloc, bi, &s->L);
+            etw_mutex_lock(&p->mu);
+        } else {
+            while (s->state == S_LOADING) etw_cond_wait(&p->done_cv, &p->mu);
+        }
+    } else {
+        s = take_free(p); /* never NULL: nstreams + window slots */
+        s->state = S_LOADING;
+        s->stream = stream;
+        s->k = k;
+        etw_mutex_unlock(&p->mu);
+        etw_reader_load_buffer(p->r, &p->alloc, bi, &s->L);
+        etw_mutex_lock(&p->mu);
+    }
+    s->state = S_HELD;
+    p->held[stream] = s;
+    prefetch(p, stream, k);
+    etw_mutex_unlock(&p->mu);
+    return &s->L;
+}
+
+static void hook_release(void *ctx, uint32_t stream, uint32_t bi) {
+    etw_pipeline *p = ctx;
+    (void)bi;
+    if (!p->opt.threads) return; /* the stream's slot is reused */
+    etw_mutex_lock(&p->mu);
+    slot *s = p->held[stream];
+    if (s) {
+        s->state = S_FREE;
+        s->next = p->free_slots;
+        p->free_slots = s;
+        p->held[stream] = NULL;
+    }
+    etw_mutex_unlock(&p->mu);
+}
+
+/* --- batches (calling thread) -------------------------------------------- */
+
+static batch *get_batch(etw_pipeline *p) {
+    batch *b = p->free_batches;
+    if (b) {
+        p->free_batches = b->next;
+    } else {
+        b = etw_calloc(&p->alloc, 1, sizeof *b);
+        if (!b) return NULL;
+        b->cap = ETW_PIPELINE_BATCH;
+        b->evs = etw_calloc(&p->alloc, b->cap, sizeof *b->evs);
+        b->ends = etw_calloc(&p->alloc, b->cap, sizeof *b->ends);
+        b->boff = etw_calloc(&p->alloc, b->cap, sizeof *b->boff);
+        if (!b->evs || !b->ends || !b->boff) {
+            etw_free(&p->alloc, b->evs);
+            etw_free(&p->alloc, b->boff);
+            etw_free(&p->alloc, b->ends);
+            etw_free(&p->alloc, b);
+            return NULL;
+        }
+    }
+    b->next = b->qnext = NULL;
+    b->n = 0;
+    b->blen = 0;
+    b->olen = 0;
+    b->ndiags = 0;
+    b->dtlen = 0;
+    b->published = 0;
+    b->done = 0;
+    return b;
+}
+
+static void put_batch(etw_pipeline *p, batch *b) {
+    b->next = p->free_batches;
+    p->free_batches = b;
+}
+
+static void free_batch(etw_pipeline *p, batch *b) {
+    etw_free(&p->alloc, b->evs);
+    etw_free(&p->alloc, b->boff);
+    etw_free(&p->alloc, b->ends);
+    etw_free(&p->alloc, b->bytes);
+    etw_free(&p->alloc, b->out);
+    etw_free(&p->alloc, b->diags);
+    etw_free(&p->alloc, b->dtext);
+    etw_free(&p->alloc, b);
+}
+
+/* Write a rendered batch (the head of the order list). */
+static void write_batch(etw_pipeline *p, batch *b) {
+    for (size_t i = 0; i < b->ndiags; i++) {
+        etw_diag d;
+        d.status = b->diags[i].status;
+        d.file_offset = b->diags[i].offset;
+        d.message = b->dtext + b->diags[i].msg_at;
+        p->stats.decoder_problems++;
+        if (p->opt.decoder.on_diag) p->opt.decoder.on_diag(p->opt.decoder.diag_ctx, &d);
+    }
+    if (p->stop) return;
+    if (b->status != ETW_OK) {
+        p->fail = b->status;
+        p->stop = 1;
+        return;
+    }
+    size_t upto = b->olen;
+    if (p->opt.max_events) {
+        for (uint32_t i = 0; i < b->n; i++) {
+            if (b->ends[i] == NOT_SELECTED) continue;
+            p->stats.events_written++;
+            if (p->stats.events_written >= p->opt.max_events) {
+                upto = b->ends[i];
+                p->stop = 1;
+                break;
+            }
+        }
+    } else {
+        for (uint32_t i = 0; i < b->n; i++) p->stats.events_written += b->ends[i] != NOT_SELECTED;
+    }
+    if (upto && p->opt.write) {
+        etw_status s = p->opt.write(p->opt.ctx, b->out, upto);
+        if (s != ETW_OK) {
+            p->fail = s;
+            p->stop = 1;
+            return;
+        }
+    }
+    p->stats.bytes_written += upto;
+}
+
+/* Publish closed batches whose lookahead is read (all of them at the end). */
+static void publish(etw_pipeline *p, uint64_t pos, int all) {
+    for (batch *b = p->order_head; b; b = b->next) {
+        if (b->published) continue;
+        if (!all && b->first + b->n + ETW_PIPELINE_LOOKAHEAD > pos) break;
+        b->ahead_last = p->ahead_tail;
+        b->order_last = p->order_tail_e;
+        b->published = 1;
+        if (!p->opt.threads) {
+            process_batch(&p->workers[0], b);
+            b->done = 1;
+            continue;
+        }
+        etw_mutex_lock(&p->mu);
+        b->qnext = NULL;
+        if (p->render_tail) p->render_tail->qnext = b;
+        else p->render_head = b;
+        p->render_tail = b;
+        p->queued++;
+        etw_cond_signal(&p->work_cv);
+        etw_mutex_unlock(&p->mu);
+    }
+}
+
+/* Write finished batches from the head; with wait, until at most `keep`
+ * published batches remain. */
+static void drain(etw_pipeline *p, unsigned keep) {
+    for (;;) {
+        batch *b = p->order_head;
+        if (!b || !b->published) return;
+        if (p->opt.threads) {
+            etw_mutex_lock(&p->mu);
+            if (!b->done && p->queued <= keep) {
+                etw_mutex_unlock(&p->mu);
+                return;
+            }
+            while (!b->done) etw_cond_wait(&p->done_cv, &p->mu);
+            p->queued--;
+            etw_mutex_unlock(&p->mu);
+        }
+        p->order_head = b->next;
+        if (!p->order_head) p->order_tail = NULL;
+        write_batch(p, b);
+        put_batch(p, b);
+    }
+}
+
+static void close_batch(etw_pipeline *p, batch *b) {
+    for (uint32_t i = 0; i < b->n; i++) {
+        etw_event *ev = &b->evs[i];
+        if (ev->ext_size) ev->ext_data = b->bytes + b->boff[i];
+        if (ev->user_data_len) ev->user_data = b->bytes + b->boff[i] + ev->ext_size;
+    }
+    b->next = NULL;
+    if (p->order_tail) p->order_tail->next = b;
+    else p->order_head = b;
+    p->order_tail = b;
+}
+
+static etw_status log_event(etw_pipeline *p, const etw_event *ev, uint64_t pos, etw_learn_kind kind) {
+    log_entry *e = etw_calloc(&p->alloc, 1, sizeof *e);
+    if (!e) return ETW_E_NOMEM;
+    e->bytes = etw_alloc(&p->alloc, event_bytes(ev));
+    if (!e->bytes) {
+        etw_free(&p->alloc, e);
+        return ETW_E_NOMEM;
+    }
+    copy_event(&e->ev, ev, e->bytes);
+    e->pos = pos;
+    atomic_init(&e->reported, 0);
+    if (p->opt.threads) etw_mutex_lock(&p->mu);
+    if (kind == ETW_LEARN_AHEAD) {
+        if (p->ahead_tail) p->ahead_tail->next = e;
+        else p->ahead_head = e;
+        p->ahead_tail = e;
+    } else {
+        if (p->order_tail_e) p->order_tail_e->next = e;
+        else p->order_head_e = e;
+        p->order_tail_e = e;
+    }
+    if (p->opt.threads) etw_mutex_unlock(&p->mu);
+    return ETW_OK;
+}
+
+static void free_log(etw_pipeline *p, log_entry *e) {
+    while (e) {
+        log_entry *n = e->next;
+        etw_free(&p->alloc, e->bytes);
+        etw_free(&p->alloc, e);
+        e = n;
+    }
+}
+
+etw_status etw_pipeline_run(etw_pipeline *p) {
+    if (!p) return ETW_E_INVALID_ARG;
+    etw_reader_hooks h = {hook_acquire, hook_release, p};
+    etw_reader_set_hooks(p->r, &h);
+    p->stop = 0;
+    p->fail = ETW_OK;
+    uint64_t pos = 0;
+    batch *cur = get_batch(p);
+    etw_status s = cur ? ETW_OK : ETW_E_NOMEM;
+    etw_event ev;
+    while (s == ETW_OK && !p->stop) {
+        etw_status rs = etw_reader_next(p->r, &ev);
+        if (rs != ETW_OK) {
+            if (rs != ETW_END) s = rs;
+            break;
+        }
+        etw_learn_kind kind = etw_decoder_learn_kind(p->workers[0].dec, &ev);
+        if (kind != ETW_LEARN_NONE && (s = log_event(p, &ev, pos, kind)) != ETW_OK) break;
+        size_t need = event_bytes(&ev);
+        if (cur->n && (cur->n == cur->cap || cur->blen + need > ETW_PIPELINE_BATCH_BYTES)) {
+            close_batch(p, cur);
+            if (!(cur = get_batch(p))) {
+                s = ETW_E_NOMEM;
+                break;
+            }
+        }
+        if (cur->n == 0) cur->first = pos;
+        if (!grow_bytes(&p->alloc, (void **)&cur->bytes, &cur->bcap, cur->blen + need, 1)) {
+            s = ETW_E_NOMEM;
+            break;
+        }
+        /* pointers into bytes are set when the batch is closed: bytes may move */
+        copy_event(&cur->evs[cur->n], &ev, cur->bytes + cur->blen);
+        cur->boff[cur->n] = cur->blen;
+        cur->blen += need;
+        cur->n++;
+        pos++;
+        p->stats.events_read++;
+        if (cur->n == 1 || pos % 64 == 0) {
+            publish(p, pos, 0);
+            drain(p, p->max_queued);
+        }
+    }
+    if (cur && cur->n) close_batch(p, cur);
+    else if (cur) put_batch(p, cur);
+    publish(p, pos, 1);
+    drain(p, 0);
+    /* the first decoder sees the rest of the in-order log, then says what
+     * never completed */
+    worker *w0 = &p->workers[0];
+    log_entry *e;
+    while ((e = next_entry(w0->order_done, p->order_head_e, p->order_tail_e))) {
+        learn_muted(w0, &e->ev, 0);
+        w0->order_done = e;
+    }
+    etw_decoder_finish(w0->dec);
+    etw_reader_set_hooks(p->r, NULL);
+    if (s == ETW_OK) s = p->fail;
+    return s;
+}
+
+/* --- scan ----------------------------------------------------------------- */
+
+static void scan_merge(etw_pipeline *p, etw_reader_stats *st, scan_task *t) {
+    for (int i = 0; i < t->ndiag; i++)
+        if (p->reader_diag) p->reader_diag(p->reader_diag_ctx, &t->d[i]);
+    st->events += t->st.events;
+    for (int f = 0; f < ETW_FORM_COUNT_; f++) st->events_by_form[f] += t->st.events_by_form[f];
+    st->records_skipped += t->st.records_skipped;
+    st->buffers_skipped += t->st.buffers_skipped;
+    st->problems += t->st.problems;
+    st->bytes_decompressed += t->st.bytes_decompressed;
+    if (t->st.events) {
+        if (t->st.first_timestamp < st->first_timestamp) st->first_timestamp = t->st.first_timestamp;
+        if (t->st.last_timestamp > st->last_timestamp) st->last_timestamp = t->st.last_timestamp;
+    }
+}
+
+etw_status etw_pipeline_scan(etw_pipeline *p, etw_pipeline_scan_fn fn, etw_reader_stats *stats) {
+    if (!p || !stats) return ETW_E_INVALID_ARG;
+    etw_status s = etw_reader_rewind(p->r);
+    if (s != ETW_OK) return s;
+    etw_event ev;
+    if ((s = etw_reader_next(p->r, &ev)) != ETW_OK) return s; /* the log-file header */
+    *stats = *etw_reader_stats_get(p->r);
+    for (unsigned i = 0; i < p->nworkers; i++) p->workers[i].scan_fn = fn;
+    if (fn) fn(p->opt.ctx, p->workers[0].state, &ev);
+    uint32_t nb = etw_reader_buffer_count(p->r);
+    unsigned ntasks = p->opt.threads ? p->window + p->opt.threads : 1;
+    scan_task *tasks = etw_calloc(&p->alloc, ntasks, sizeof *tasks);
+    if (!tasks) return ETW_E_NOMEM;
+    uint32_t issued = 0, merged = 0;
+    while (merged < nb) {
+        if (!p->opt.threads) {
+            tasks[0].bi = merged;
+            process_scan(&p->workers[0], &tasks[0]);
+            scan_merge(p, stats, &tasks[0]);
+            merged++;
+            continue;
+        }
+        etw_mutex_lock(&p->mu);
+        while (issued < nb && issued - merged < ntasks) {
+            scan_task *t = &tasks[issued % ntasks];
+            t->bi = issued++;
+            t->state = 1;
+            t->next = NULL;
+            if (p->scan_tail) p->scan_tail->next = t;
+            else p->scan_head = t;
+            p->scan_tail = t;
+            etw_cond_signal(&p->work_cv);
+        }
+        scan_task *t = &tasks[merged % ntasks];
+        while (t->state != 2) etw_cond_wait(&p->done_cv, &p->mu);
+        t->state = 0;
+        etw_mutex_unlock(&p->mu);
+        scan_merge(p, stats, t);
+        merged++;
+    }
+    for (unsigned i = 0; i < ntasks; i++) etw_buffer_load_free(&p->alloc, &tasks[i].L);
+    etw_free(&p->alloc, tasks);
+    for (unsigned i = 0; i < p->nworkers; i++) p->workers[i].scan_fn = NULL;
+    return ETW_OK;
+}
+
+/* --- life cycle ------------------------------------------------------------ */
+
+static etw_status worker_init(etw_pipeline *p, worker *w, unsigned index) {
+    w->p = p;
+    w->index = index;
+    w->muted = index != 0;
+    etw_decoder_options dopt = p->opt.decoder;
+    dopt.allocator = &p->alloc;
+    dopt.on_diag = on_decoder_diag;
+    dopt.diag_ctx = w;
+    etw_status s = etw_decoder_new(&w->dec, &dopt);
+    if (s != ETW_OK) return s;
+    if (p->opt.setup && (s = p->opt.setup(p->opt.ctx, w->dec)) != ETW_OK && s == ETW_E_NOMEM) return s;
+    w->muted = 0;
+    if (p->opt.worker_new) {
+        w->state = p->opt.worker_new(p->opt.ctx, w->dec);
+        if (!w->state) return ETW_E_NOMEM;
+    }
+    if (!p->opt.render) {
+        etw_json_options jo = p->opt.json;
+        jo.decoder = w->dec;
+        if ((s = etw_json_new(&w->json, &p->alloc, &jo)) != ETW_OK) return s;
+    }
+    return ETW_OK;
+}
+
+etw_status etw_pipeline_new(etw_pipeline **out, etw_reader *r, const etw_pipeline_options *opt) {
+    if (!out || !r) return ETW_E_INVALID_ARG;
+    *out = NULL;
+    etw_allocator a = etw_allocator_resolve(opt ? opt->allocator : NULL);
+    etw_pipeline *p = etw_calloc(&a, 1, sizeof *p);
+    if (!p) return ETW_E_NOMEM;
+    p->alloc = a;
+    if (opt) p->opt = *opt;
+    p->r = r;
+    etw_reader_diag_target(r, &p->reader_diag, &p->reader_diag_ctx);
+    p->nstreams = etw_reader_stream_count(r);
+    unsigned t = p->opt.threads;
+    p->window = p->opt.window;
+    if (!p->window) {
+        uint32_t ws = p->nstreams * PREFETCH_DEPTH;
+        if (ws > WINDOW_STREAMS_MAX) ws = WINDOW_STREAMS_MAX;
+        p->window = ws + WINDOW_PER_THREAD * (t ? t : 1);
+    }
+    p->max_queued = BATCHES_PER_THREAD * (t ? t : 1);
+    p->nworkers = t ? t : 1;
+    p->nslots = p->nstreams + (t ? p->window : 0);
+    p->slots = etw_calloc(&a, p->nslots ? p->nslots : 1, sizeof *p->slots);
+    p->held = etw_calloc(&a, p->nstreams ? p->nstreams : 1, sizeof *p->held);
+    p->workers = etw_calloc(&a, p->nworkers, sizeof *p->workers);
+    etw_status s = (p->slots && p->held && p->workers) ? ETW_OK : ETW_E_NOMEM;
+    for (uint32_t i = p->nslots; i-- > 0;) {
+        p->slots[i].next = p->free_slots;
+        p->free_slots = &p->slots[i];
+    }
+    for (unsigned i = 0; s == ETW_OK && i < p->nworkers; i++) s = worker_init(p, &p->workers[i], i);
+    if (s == ETW_OK && t) {
+        if (etw_mutex_init(&p->mu)) {
+            s = ETW_E_NOMEM;
+        } else if (etw_cond_init(&p->work_cv)) {
+            etw_mutex_destroy(&p->mu);
+            s = ETW_E_NOMEM;
+        } else if (etw_cond_init(&p->done_cv)) {
+            etw_cond_destroy(&p->work_cv);
+            etw_mutex_destroy(&p->mu);
+            s = ETW_E_NOMEM;
+        } else {
+            p->sync_ok = 1;
+        }
+        for (unsigned i = 0; s == ETW_OK && i < t; i++) {
+            if (etw_thread_start(&p->workers[i].th, worker_main, &p->workers[i])) s = ETW_E_NOMEM;
+            else p->workers[i].started = 1;
+        }
+    }
+    if (s != ETW_OK) {
+        etw_pipeline_free(p);
+        return s;
+    }
+    *out = p;
+    return ETW_OK;
+}
+
+void *etw_pipeline_worker_state(etw_pipeline *p, unsigned i) {
+    return p && i < p->nworkers ? p->workers[i].state : NULL;
+}
+
+const etw_pipeline_stats *etw_pipeline_stats_get(const etw_pipeline *p) { return p ? &p->stats : NULL; }
+
+etw_decoder *etw_pipeline_decoder(etw_pipeline *p, unsigned i) {
+    return p && i < p->nworkers ? p->workers[i].dec : NULL;
+}
+
+void etw_pipeline_free(etw_pipeline *p) {
+    if (!p) return;
+    etw_allocator a = p->alloc;
+    if (p->sync_ok) {
+        etw_mutex_lock(&p->mu);
+        p->quit = 1;
+        etw_cond_broadcast(&p->work_cv);
+        etw_mutex_unlock(&p->mu);
+    }
+    if (p->workers) {
+        for (unsigned i = 0; i < p->nworkers; i++) {
+            worker *w = &p->workers[i];
+            if (w->started) etw_thread_join(w->th);
+        }
+        for (unsigned i = 0; i < p->nworkers; i++) {
+            worker *w = &p->workers[i];
+            if (w->state && p->opt.worker_free) p->opt.worker_free(p->opt.ctx, w->state);
+            etw_json_free(w->json);
+            etw_decoder_free(w->dec);
+        }
+    }
+    if (p->sync_ok) {
+        etw_cond_destroy(&p->done_cv);
+        etw_cond_destroy(&p->work_cv);
+        etw_mutex_destroy(&p->mu);
+    }
+    if (p->slots)
+        for (uint32_t i = 0; i < p->nslots; i++) etw_buffer_load_free(&a, &p->slots[i].L);
+    batch *b = p->free_batches;
+    while (b) {
+        batch *n = b->next;
+        free_batch(p, b);
+        b = n;
+    }
+    b = p->order_head;
+    while (b) {
+        batch *n = b->next;
+        free_batch(p, b);
+        b = n;
+    }
+    free_log(p, p->ahead_head);
+    free_log(p, p->order_head_e);
+    etw_free(&a, p->slots);
+    etw_free(&a, p->held);
+    etw_free(&a, p->workers);
+    etw_free(&a, p);
+}

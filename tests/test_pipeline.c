@@ -1,0 +1,279 @@
+/* test_pipeline.c - the parallel pipeline (etw_pipeline.h) against the
+ * single-threaded library on the real traces: the same bytes for any number
+ * of threads, the merged metadata found in one pass as the pre-scan finds
+ * it, the unordered scan counting what the reader counts, selection and
+ * max_events. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "etw_test.h"
+#include "etwdecode/etwdecode.h"
+
+#ifndef ETW_TEST_DATA_DIR
+#define ETW_TEST_DATA_DIR "tests/data"
+#endif
+
+typedef struct sink {
+    char *p;
+    size_t len, cap;
+} sink;
+
+static etw_status sink_write(void *ctx, const void *data, size_t len) {
+    sink *s = ctx;
+    if (s->len + len > s->cap) {
+        size_t c = s->cap ? s->cap : 1 << 16;
+        while (c < s->len + len) c *= 2;
+        char *q = realloc(s->p, c);
+        if (!q) return ETW_E_NOMEM;
+        s->p = q;
+        s->cap = c;
+    }
+    memcpy(s->p + s->len, data, len);
+    s->len += len;
+    return ETW_OK;
+}
+
+static etw_reader *open_trace(const char *name) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", ETW_TEST_DATA_DIR, name);
+    etw_reader *r = NULL;
+    ETW_CHECK(etw_reader_open_file(&r, path, NULL) == ETW_OK);
+    return r;
+}
+
+/* The reference: one decoder, the pre-scan, etw_reader_next in order. */
+static sink json_sequential(const char *name, const char *manifest) {
+    sink s = {0};
+    etw_reader *r = open_trace(name);
+    etw_decoder *d;
+    if (!r || etw_decoder_new(&d, NULL) != ETW_OK) return s;
+    if (manifest) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", ETW_TEST_DATA_DIR, manifest);
+        ETW_CHECK(etw_decoder_add_manifest(d, path, NULL) == ETW_OK);
+    }
+    ETW_CHECK(etw_decoder_prescan(d, r) == ETW_OK);
+    etw_json_options jo = {0};
+    jo.decoder = d;
+    jo.messages = 1;
+    etw_json *j;
+    ETW_CHECK(etw_json_new(&j, NULL, &jo) == ETW_OK);
+    etw_event ev;
+    while (etw_reader_next(r, &ev) == ETW_OK) {
+        const char *line;
+        size_t len;
+        if (etw_json_event(j, r, &ev, &line, &len) == ETW_OK) sink_write(&s, line, len);
+    }
+    etw_json_free(j);
+    etw_decoder_free(d);
+    etw_reader_close(r);
+    return s;
+}
+
+static const char *setup_manifest;
+static etw_status setup(void *ctx, etw_decoder *d) {
+    (void)ctx;
+    if (!setup_manifest) return ETW_OK;
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", ETW_TEST_DATA_DIR, setup_manifest);
+    return etw_decoder_add_manifest(d, path, NULL);
+}
+
+static sink json_pipeline(const char *name, const char *manifest, unsigned threads, uint64_t max_events) {
+    sink s = {0};
+    etw_reader *r = open_trace(name);
+    if (!r) return s;
+    etw_pipeline_options po = {0};
+    po.threads = threads;
+    po.setup = setup;
+    po.json.messages = 1;
+    po.write = sink_write;
+    po.ctx = &s;
+    po.max_events = max_events;
+    setup_manifest = manifest;
+    etw_pipeline *p;
+    ETW_CHECK(etw_pipeline_new(&p, r, &po) == ETW_OK);
+    ETW_CHECK(etw_pipeline_run(p) == ETW_OK);
+    etw_pipeline_free(p);
+    etw_reader_close(r);
+    return s;
+}
+
+static size_t count_lines(const sink *s) {
+    size_t n = 0;
+    for (size_t i = 0; i < s->len; i++) n += s->p[i] == '\n';
+    return n;
+}
+
+static size_t count_str(const sink *s, const char *needle) {
+    size_t n = 0, k = strlen(needle);
+    for (size_t i = 0; i + k <= s->len; i++)
+        if (memcmp(s->p + i, needle, k) == 0) n++;
+    return n;
+}
+
+/* net.4.5.2.x64.etl: 61 EventInfo records describe DNS-Client, Immersive-Shell,
+ * Kernel-EventTracing... events; one pass must decode them as the pre-scan
+ * does, on any number of threads. */
+static void test_net_one_pass_same_bytes(void) {
+    sink ref = json_sequential("net.4.5.2.x64.etl", NULL);
+    ETW_CHECK_INT(count_lines(&ref), 179474);
+    /* the merged schemas are used: DNS-Client events carry their fields */
+    ETW_CHECK(count_str(&ref, "\"provider\":\"Microsoft-Windows-DNS-Client\"") > 0);
+    unsigned threads[] = {0, 1, 5};
+    for (size_t i = 0; i < sizeof threads / sizeof threads[0]; i++) {
+        sink got = json_pipeline("net.4.5.2.x64.etl", NULL, threads[i], 0);
+        ETW_CHECK_INT(got.len, ref.len);
+        ETW_CHECK(got.len == ref.len && memcmp(got.p, ref.p, ref.len) == 0);
+        free(got.p);
+    }
+    free(ref.p);
+}
+
+/* gcevents.etl with the CLR manifest; HTTP_Server.etl with its manifest. */
+static void test_manifests_same_bytes(void) {
+    const char *pairs[][2] = {{"gcevents.etl", "ClrEtwAll.man"}, {"HTTP_Server.etl", "HTTP_Server.man"},
+                              {"powershell.etl", NULL}, {"SelfDescribingSingleEvent.etl", NULL}};
+    for (size_t k = 0; k < 4; k++) {
+        sink ref = json_sequential(pairs[k][0], pairs[k][1]);
+        ETW_CHECK(ref.len > 0);
+        for (unsigned t = 0; t <= 3; t += 3) {
+            sink got = json_pipeline(pairs[k][0], pairs[k][1], t, 0);
+            ETW_CHECK(got.len == ref.len && memcmp(got.p, ref.p, ref.len) == 0);
+            free(got.p);
+        }
+        free(ref.p);
+    }
+}
+
+/* max_events cuts the output after N events, whatever the batches. */
+static void test_max_events(void) {
+    sink all = json_pipeline("net.4.5.2.x64.etl", NULL, 0, 0);
+    uint64_t ns[] = {1, 1024, 1025};
+    for (size_t i = 0; i < 3; i++) {
+        sink got = json_pipeline("net.4.5.2.x64.etl", NULL, 2, ns[i]);
+        ETW_CHECK_INT(count_lines(&got), ns[i]);
+        ETW_CHECK(got.len <= all.len && memcmp(got.p, all.p, got.len) == 0);
+        free(got.p);
+    }
+    free(all.p);
+}
+
+/* A custom render and a selection: kernel (classic header) events only,
+ * rendered as "timestamp opcode". The selection runs on workers; the output
+ * is the selected events in order. */
+static int select_kernel(void *ctx, etw_decoder *d, const etw_event *ev) {
+    (void)ctx;
+    (void)d;
+    return ev->form == ETW_FORM_PERFINFO || ev->form == ETW_FORM_SYSTEM;
+}
+
+static etw_status render_short(void *ctx, void *state, etw_decoder *d, const etw_event *ev,
+                               etw_pipeline_out *out) {
+    (void)ctx;
+    (void)state;
+    (void)d;
+    char line[64];
+    int n = snprintf(line, sizeof line, "%lld %u\n", (long long)ev->timestamp, ev->opcode);
+    return etw_pipeline_emit(out, line, (size_t)n);
+}
+
+static void test_select_render(void) {
+    /* reference: the reader alone */
+    etw_reader *r = open_trace("net.4.5.2.x64.etl");
+    if (!r) return;
+    sink ref = {0};
+    etw_event ev;
+    size_t kernel = 0;
+    while (etw_reader_next(r, &ev) == ETW_OK) {
+        if (!select_kernel(NULL, NULL, &ev)) continue;
+        char line[64];
+        int n = snprintf(line, sizeof line, "%lld %u\n", (long long)ev.timestamp, ev.opcode);
+        sink_write(&ref, line, (size_t)n);
+        kernel++;
+    }
+    ETW_CHECK(kernel > 100000); /* PERFINFO 100157 + SYSTEM 3191 */
+    for (unsigned t = 0; t <= 2; t++) {
+        ETW_CHECK(etw_reader_rewind(r) == ETW_OK);
+        sink got = {0};
+        etw_pipeline_options po = {0};
+        po.threads = t;
+        po.select = select_kernel;
+        po.render = render_short;
+        po.write = sink_write;
+        po.ctx = &got;
+        etw_pipeline *p;
+        ETW_CHECK(etw_pipeline_new(&p, r, &po) == ETW_OK);
+        ETW_CHECK(etw_pipeline_run(p) == ETW_OK);
+        ETW_CHECK_INT(etw_pipeline_stats_get(p)->events_written, kernel);
+        ETW_CHECK_INT(etw_pipeline_stats_get(p)->events_read, 179474);
+        etw_pipeline_free(p);
+        ETW_CHECK(got.len == ref.len && memcmp(got.p, ref.p, ref.len) == 0);
+        free(got.p);
+    }
+    free(ref.p);
+    etw_reader_close(r);
+}
+
+/* The unordered scan counts exactly what etw_reader_next counts. */
+static int count_one(void *ctx, void *state, const etw_event *ev) {
+    (void)ctx;
+    (void)ev;
+    (*(uint64_t *)state)++;
+    return 0;
+}
+static void *counter_new(void *ctx, etw_decoder *d) {
+    (void)ctx;
+    (void)d;
+    return calloc(1, sizeof(uint64_t));
+}
+static void counter_free(void *ctx, void *state) {
+    (void)ctx;
+    free(state);
+}
+
+static void test_scan_counts(void) {
+    const char *names[] = {"net.4.5.2.x64.etl", "ShutdownPerfDiagLogger.etl", "HTTP_Server.etl", "lxcore_kernel.etl"};
+    for (size_t k = 0; k < 4; k++) {
+        etw_reader *r = open_trace(names[k]);
+        if (!r) continue;
+        etw_event ev;
+        while (etw_reader_next(r, &ev) == ETW_OK) {
+        }
+        etw_reader_stats want = *etw_reader_stats_get(r);
+        for (unsigned t = 0; t <= 3; t += 3) {
+            etw_pipeline_options po = {0};
+            po.threads = t;
+            po.worker_new = counter_new;
+            po.worker_free = counter_free;
+            etw_pipeline *p;
+            ETW_CHECK(etw_pipeline_new(&p, r, &po) == ETW_OK);
+            etw_reader_stats got;
+            ETW_CHECK(etw_pipeline_scan(p, count_one, &got) == ETW_OK);
+            uint64_t seen = 0;
+            uint64_t *c;
+            for (unsigned i = 0; (c = etw_pipeline_worker_state(p, i)) != NULL; i++) seen += *c;
+            etw_pipeline_free(p);
+            ETW_CHECK_INT(seen, want.events);
+            ETW_CHECK_INT(got.events, want.events);
+            ETW_CHECK_INT(got.buffers, want.buffers);
+            ETW_CHECK_INT(got.buffers_skipped, want.buffers_skipped);
+            ETW_CHECK_INT(got.records_skipped, want.records_skipped);
+            ETW_CHECK_INT(got.problems, want.problems);
+            ETW_CHECK_INT(got.bytes_decompressed, want.bytes_decompressed);
+            ETW_CHECK_INT(got.first_timestamp, want.first_timestamp);
+            ETW_CHECK_INT(got.last_timestamp, want.last_timestamp);
+            for (int f = 0; f < ETW_FORM_COUNT_; f++) ETW_CHECK_INT(got.events_by_form[f], want.events_by_form[f]);
+        }
+        etw_reader_close(r);
+    }
+}
+
+int main(void) {
+    ETW_RUN(test_net_one_pass_same_bytes);
+    ETW_RUN(test_manifests_same_bytes);
+    ETW_RUN(test_max_events);
+    ETW_RUN(test_select_render);
+    ETW_RUN(test_scan_counts);
+    return ETW_TEST_DONE();
+}
