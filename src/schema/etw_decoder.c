@@ -383,12 +383,19 @@ int etw_decoder_learns(const etw_decoder *d, const etw_event *ev, const etw_sche
     return 0;
 }
 
+static int is_classic(const etw_event *ev) {
+    return ev->form != ETW_FORM_MESSAGE &&
+           (ev->form != ETW_FORM_EVENT_HEADER || (ev->flags & ETW_EVENT_FLAG_CLASSIC_HEADER));
+}
+
 etw_learn_kind etw_decoder_learn_kind(const etw_decoder *d, const etw_event *ev) {
     if (!d || !ev) return ETW_LEARN_NONE;
     if (ev->provider.data1 == ETW_METADATA_GUID_DATA1 && etw_metadata_is_metadata_event(ev) &&
         (ev->opcode == ETW_METADATA_OPCODE_EVENT_INFO || ev->opcode == ETW_METADATA_OPCODE_MAP_INFO))
         return ETW_LEARN_AHEAD;
     if (!d->opt.no_eventsource && etw_es_is_manifest_event(ev)) return ETW_LEARN_IN_ORDER;
+    /* Thread/Start, Thread/DCStart...: the kernel's thread -> process state */
+    if (is_classic(ev) && etw_kernel_records_thread(d->kernel, ev)) return ETW_LEARN_IN_ORDER;
     return ETW_LEARN_NONE;
 }
 

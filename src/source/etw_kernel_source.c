@@ -43,6 +43,10 @@ typedef struct thread_slot {
     uint32_t pid;
 } thread_slot;
 
+/* Event types flagged ETW_KID_RECORDS_THREAD, at most (Thread/Start,
+ * DCStart... a handful). */
+#define MAX_RECORDING 64
+
 struct etw_kernel_source {
     etw_allocator alloc;
     etw_diag_fn on_diag;
@@ -54,6 +58,10 @@ struct etw_kernel_source {
     thread_slot *threads;  /* SETS x WAYS, allocated on the first thread */
     uint8_t *victim;       /* per set: the way replaced next when the set is full */
     char problem[192];
+    /* (class GUID, event type) of the events flagged ETW_KID_RECORDS_THREAD */
+    etw_guid rec_guid[MAX_RECORDING];
+    uint8_t rec_type[MAX_RECORDING];
+    uint32_t nrec;
 };
 
 etw_status etw_kernel_source_new(etw_kernel_source **out, const etw_allocator *alloc,
@@ -65,8 +73,24 @@ etw_status etw_kernel_source_new(etw_kernel_source **out, const etw_allocator *a
     k->alloc = a;
     k->on_diag = on_diag;
     k->diag_ctx = diag_ctx;
+    for (uint32_t f = 0; f < etw_kernel_family_count; f++) {
+        const etw_kernel_family *fam = etw_kernel_families[f];
+        for (uint16_t e = 0; e < fam->event_count; e++)
+            if ((fam->events[e].id_flags & ETW_KID_RECORDS_THREAD) && k->nrec < MAX_RECORDING) {
+                k->rec_guid[k->nrec] = fam->guid;
+                k->rec_type[k->nrec++] = fam->events[e].type;
+            }
+    }
     *out = k;
     return ETW_OK;
+}
+
+int etw_kernel_records_thread(const etw_kernel_source *k, const etw_event *ev) {
+    for (uint32_t i = 0; i < k->nrec; i++)
+        if (ev->opcode == k->rec_type[i] && ev->provider.data1 == k->rec_guid[i].data1 &&
+            etw_guid_equal(&ev->provider, &k->rec_guid[i]))
+            return 1;
+    return 0;
 }
 
 void etw_kernel_source_free(etw_kernel_source *k) {

@@ -62,6 +62,12 @@ void etw_kernel_observe(etw_kernel_source *k, const etw_event *ev, const etw_sch
  * that starts mid-trace must see the earlier ones first). */
 int etw_kernel_records_state(const etw_kernel_source *k, const etw_schema *s);
 
+/* 1 when ev (a classic record) is of an event type flagged
+ * ETW_KID_RECORDS_THREAD: it changes the thread -> process state, so a
+ * decoder must see it in order (etw_decoder_learn_kind). Reads only what
+ * etw_kernel_source_new set up. */
+int etw_kernel_records_thread(const etw_kernel_source *k, const etw_event *ev);
+
 /* The process and thread ev is about (kernel-mof.md section 6): the
  * header's pid/tid unless s says otherwise. Allocates nothing. */
 void etw_kernel_ids(const etw_kernel_source *k, const etw_event *ev, const etw_schema *s,
