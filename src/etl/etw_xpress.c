@@ -17,8 +17,12 @@
  * is at least 8 or the match does not overlap its source (each 8-byte step
  * then reads only finished bytes), with a memset for offset 1 and a byte
  * loop for the other overlapping cases, so an overlapping match gives
- * exactly the byte-by-byte result of MS-XCA 2.4.4. Nothing is written past
- * the bytes actually produced.
+ * exactly the byte-by-byte result of MS-XCA 2.4.4. Away from the ends of
+ * the input and the output (XP_FAST_IN / XP_FAST_OUT bytes left) a literal
+ * run is one or two unconditional 16-byte copies and a match is copied in
+ * whole 16- or 8-byte steps that may run up to 15 bytes past its end - bytes
+ * the next items overwrite; near the ends every copy is exact. Nothing is
+ * written past out_cap; bytes past *out_len may have been written.
  */
 #include "etl/etw_xpress.h"
 
@@ -51,6 +55,16 @@
 /* 16/32-bit lengths hold length-3 in full; below 15+7 is invalid
  * (MS-XCA 2.4.4: "If MatchLength < 15 + 7 Return error"). */
 #define XP_LEN_FULL_MIN (XP_LEN_BYTE + XP_LEN_HALF)
+
+/* Input left and output room that make an item safe to take the wide way:
+ * its literal run (at most 31 bytes before a match) is copied as 32, then
+ * come at most 2 + 8 bytes of match word and long length. */
+#define XP_FAST_IN 48u
+#define XP_FAST_OUT 48u
+/* A wide match copy runs past the match's end by less than this. */
+#define XP_MATCH_SLOP 16u
+
+static inline void xp_copy16(uint8_t *dst, const uint8_t *src) { memcpy(dst, src, 16); }
 
 /* Number of leading zero bits of a nonzero 32-bit value. */
 static inline unsigned xp_clz32(uint32_t v) {
@@ -102,6 +116,70 @@ static inline void xp_copy_match(uint8_t *dst, size_t off, size_t len) {
     }
 }
 
+/* The rest of a long match length after a length field of 7 (MS-XCA
+ * 2.4.4): a half byte (shared by two long matches: low nibble first), then a
+ * byte, a 16-bit and a 32-bit field. *len receives the length minus 3.
+ * 0 when the input ends or the length is invalid. */
+static inline int xp_long_len(const uint8_t *in, size_t in_len, size_t *ipp, size_t *halfp, uint64_t *len) {
+    size_t ip = *ipp;
+    uint64_t n;
+    if (*halfp == 0) {
+        /* First long match: low nibble of a new byte, whose high nibble is
+         * kept for the next one. */
+        if (ip == in_len) return 0;
+        n = in[ip] & 0x0Fu;
+        *halfp = ip;
+        ip++;
+    } else {
+        /* Second long match: high nibble of that shared byte. */
+        n = in[*halfp] >> 4;
+        *halfp = 0;
+    }
+    if (n == XP_LEN_BYTE) {
+        if (ip == in_len) return 0;
+        n = in[ip++];
+        if (n == XP_LEN_WORD) {
+            if (in_len - ip < 2) return 0;
+            n = etw_le16(in + ip);
+            ip += 2;
+            if (n == XP_LEN_DWORD) {
+                if (in_len - ip < 4) return 0;
+                n = etw_le32(in + ip);
+                ip += 4;
+            }
+            if (n < XP_LEN_FULL_MIN) return 0;
+            n -= XP_LEN_FULL_MIN;
+        }
+        n += XP_LEN_BYTE;
+    }
+    *len = n + XP_LEN_HALF;
+    *ipp = ip;
+    return 1;
+}
+
+/* A match of len bytes at distance off with room - len >= XP_MATCH_SLOP:
+ * whole 16- or 8-byte steps (each reads only final bytes when off is at
+ * least the step), overrunning the end by less than a step. */
+static inline void xp_match_wide(uint8_t *d, size_t off, size_t len) {
+    const uint8_t *src = d - off;
+    uint8_t *end = d + len;
+    if (off >= 16) {
+        do {
+            xp_copy16(d, src);
+            d += 16;
+            src += 16;
+        } while (d < end);
+    } else if (off >= 8) {
+        do {
+            memcpy(d, src, 8);
+            d += 8;
+            src += 8;
+        } while (d < end);
+    } else {
+        xp_copy_match(d, off, len);
+    }
+}
+
 etw_status etw_xpress_decompress(const uint8_t *in, size_t in_len,
                                  uint8_t *out, size_t out_cap, size_t *out_len) {
     size_t ip = 0;   /* InputPosition */
@@ -131,6 +209,42 @@ etw_status etw_xpress_decompress(const uint8_t *in, size_t in_len,
             size_t mb, off;
             uint64_t len;
             size_t room;
+
+            if (in_len - ip >= XP_FAST_IN && out_cap - op >= XP_FAST_OUT) {
+                /* The wide way: the run (<= 32 bytes, all present) as one or
+                 * two 16-byte copies, then the match (whose word and long
+                 * length are present too). */
+                xp_copy16(out + op, in + ip);
+                if (run > 16) xp_copy16(out + op + 16, in + ip + 16);
+                ip += run;
+                op += run;
+                nbits -= run;
+                if (!nbits) break;
+                flags <<= run; /* run < 32 here */
+                flags <<= 1;
+                nbits--;
+                mb = etw_le16(in + ip);
+                ip += XP_MATCH_BYTES;
+                off = (mb >> XP_OFF_SHIFT) + XP_OFF_BIAS;
+                len = mb & XP_LEN_MASK;
+                if (len == XP_LEN_HALF && !xp_long_len(in, in_len, &ip, &half, &len)) goto corrupt;
+                len += XP_MIN_MATCH;
+                if (off > op) goto corrupt; /* refers before the output start */
+                room = out_cap - op;
+                if (len <= room && room - len >= XP_MATCH_SLOP) {
+                    xp_match_wide(out + op, off, (size_t)len);
+                    op += (size_t)len;
+                    continue;
+                }
+                if (len > room) {
+                    len = room;
+                    st = ETW_E_SMALL_BUFFER;
+                }
+                xp_copy_match(out + op, off, (size_t)len);
+                op += (size_t)len;
+                if (st != ETW_OK) goto done;
+                continue;
+            }
 
             if (run) {
                 size_t n = run;
@@ -165,38 +279,7 @@ etw_status etw_xpress_decompress(const uint8_t *in, size_t in_len,
             ip += XP_MATCH_BYTES;
             off = (mb >> XP_OFF_SHIFT) + XP_OFF_BIAS;
             len = mb & XP_LEN_MASK;
-            if (len == XP_LEN_HALF) {
-                if (half == 0) {
-                    /* First long match: low nibble of a new byte, whose high
-                     * nibble is kept for the next one (MS-XCA 2.4.4). */
-                    if (ip == in_len) goto corrupt;
-                    len = in[ip] & 0x0Fu;
-                    half = ip;
-                    ip++;
-                } else {
-                    /* Second long match: high nibble of that shared byte. */
-                    len = in[half] >> 4;
-                    half = 0;
-                }
-                if (len == XP_LEN_BYTE) {
-                    if (ip == in_len) goto corrupt;
-                    len = in[ip++];
-                    if (len == XP_LEN_WORD) {
-                        if (in_len - ip < 2) goto corrupt;
-                        len = etw_le16(in + ip);
-                        ip += 2;
-                        if (len == XP_LEN_DWORD) {
-                            if (in_len - ip < 4) goto corrupt;
-                            len = etw_le32(in + ip);
-                            ip += 4;
-                        }
-                        if (len < XP_LEN_FULL_MIN) goto corrupt;
-                        len -= XP_LEN_FULL_MIN;
-                    }
-                    len += XP_LEN_BYTE;
-                }
-                len += XP_LEN_HALF;
-            }
+            if (len == XP_LEN_HALF && !xp_long_len(in, in_len, &ip, &half, &len)) goto corrupt;
             len += XP_MIN_MATCH;
 
             if (off > op) goto corrupt; /* refers before the output start */
