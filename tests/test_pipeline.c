@@ -162,8 +162,9 @@ static void test_max_events(void) {
 /* A custom render and a selection: kernel (classic header) events only,
  * rendered as "timestamp opcode". The selection runs on workers; the output
  * is the selected events in order. */
-static int select_kernel(void *ctx, etw_decoder *d, const etw_event *ev) {
+static int select_kernel(void *ctx, void *state, etw_decoder *d, const etw_event *ev) {
     (void)ctx;
+    (void)state;
     (void)d;
     return ev->form == ETW_FORM_PERFINFO || ev->form == ETW_FORM_SYSTEM;
 }
@@ -186,7 +187,7 @@ static void test_select_render(void) {
     etw_event ev;
     size_t kernel = 0;
     while (etw_reader_next(r, &ev) == ETW_OK) {
-        if (!select_kernel(NULL, NULL, &ev)) continue;
+        if (!select_kernel(NULL, NULL, NULL, &ev)) continue;
         char line[64];
         int n = snprintf(line, sizeof line, "%lld %u\n", (long long)ev.timestamp, ev.opcode);
         sink_write(&ref, line, (size_t)n);

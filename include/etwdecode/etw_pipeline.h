@@ -84,17 +84,20 @@ typedef struct etw_pipeline_options {
      * first decoder only. */
     etw_decoder_options decoder;
     etw_status (*setup)(void *ctx, etw_decoder *d);
-    /* Which events are output; NULL: all. Called on worker threads with the
-     * worker's decoder (ev may be resolved with it); must not touch shared
-     * state. Events not selected still teach the decoders. */
-    int (*select)(void *ctx, etw_decoder *d, const etw_event *ev);
-    /* How an event is rendered: NULL renders the contract's JSON line with
-     * these options (json.decoder is ignored: each worker's own is used).
-     * A custom render runs on worker threads: worker_new makes its state
-     * (one per decoder), render appends the event's output. */
-    etw_json_options json;
+    /* Per-worker state (a filter, a renderer...): worker_new makes one per
+     * decoder (on the calling thread; NULL means out of memory), worker_free
+     * frees it. Both may be NULL. */
     void *(*worker_new)(void *ctx, etw_decoder *d);
     void (*worker_free)(void *ctx, void *state);
+    /* Which events are output; NULL: all. Called on worker threads with the
+     * worker's state and decoder (ev may be resolved with it); must not touch
+     * shared state. Events not selected still teach the decoders. */
+    int (*select)(void *ctx, void *state, etw_decoder *d, const etw_event *ev);
+    /* How an event is rendered: NULL renders the contract's JSON line with
+     * these options (json.decoder is ignored: each worker's own is used).
+     * A custom render runs on worker threads and appends the event's
+     * output. */
+    etw_json_options json;
     etw_status (*render)(void *ctx, void *state, etw_decoder *d, const etw_event *ev,
                          etw_pipeline_out *out);
     /* The output, in event order, on the calling thread: a nonzero return

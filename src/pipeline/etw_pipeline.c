@@ -265,7 +265,7 @@ static void process_batch(worker *w, batch *b) {
             w->order_done = e;
         }
         if (etw_decoder_learn_kind(w->dec, ev) == ETW_LEARN_IN_ORDER) etw_decoder_learn(w->dec, ev);
-        if (p->opt.select && !p->opt.select(p->opt.ctx, w->dec, ev)) {
+        if (p->opt.select && !p->opt.select(p->opt.ctx, w->state, w->dec, ev)) {
             b->ends[i] = NOT_SELECTED;
             continue;
         }
@@ -699,7 +699,7 @@ etw_status etw_pipeline_run(etw_pipeline *p) {
         w0->order_done = e;
     }
     etw_decoder_finish(w0->dec);
-    etw_reader_set_hooks(p->r, NULL);
+    etw_reader_detach(p->r);
     if (s == ETW_OK) s = p->fail;
     return s;
 }
