@@ -110,14 +110,22 @@ def to_pandas(path, manifests=(), *, expand=None, **kwargs):
         return events_to_frame(events, expand=expand)
 
 
-def stats(path):
-    """What ``etwdump --stats`` reports, as a dict: the trace's header
-    facts, buffers, events by header form and by provider."""
+def stats(path, manifests=(), *, no_manifest_events=False, max_events=0, **filters):
+    """The summary ``etwdump --stats --format json`` prints, as a dict: the
+    file's header facts (session, OS, clock, buffers, lost events), and for
+    the selected events their count and time range, counts by provider, by
+    (provider, event), by process (with image names) and decode errors by
+    kind. Same keywords as open()."""
     from ._summary import trace_stats
-    return trace_stats(path)
+    return trace_stats(path, manifests, filters, no_manifest_events=no_manifest_events,
+                       max_events=max_events)
 
 
-def schemas(path, manifests=()):
-    """The event kinds of a trace and their fields, as a list of dicts."""
+def schemas(path, manifests=(), *, no_manifest_events=False, max_events=0, **filters):
+    """The schemas the selected events use, as ``etwdump --schemas`` prints
+    them: a list of dicts (provider, provider_guid, event, id, version,
+    opcode, task, level, channel, keywords, source, pointer_size, events,
+    fields with their types, counts, lengths and maps)."""
     from ._summary import trace_schemas
-    return trace_schemas(path, manifests)
+    return trace_schemas(path, manifests, filters, no_manifest_events=no_manifest_events,
+                         max_events=max_events)

@@ -303,8 +303,8 @@ typedef struct Reader {
     PyObject_HEAD
     etw_reader *r;
     etw_decoder *dec;
-    etw_labeler *labeler;
     etw_filter *filter;      /* NULL: every event */
+    etw_label lab;           /* the current event's names (large: not on the stack) */
     PyObject *path;          /* str, for messages */
     etw_text scratch;
     ptr_cache names;
@@ -804,7 +804,6 @@ fail:
 
 static void Reader_dealloc(Reader *self) {
     etw_filter_free(self->filter);
-    etw_labeler_free(self->labeler);
     if (self->dec) etw_decoder_free(self->dec);
     if (self->r) etw_reader_close(self->r);
     etw_text_free(&self->scratch);
@@ -900,7 +899,6 @@ static int Reader_init(Reader *self, PyObject *args, PyObject *kw) {
     dopt.on_diag = on_decoder_diag;
     dopt.diag_ctx = self;
     s = etw_decoder_new(&self->dec, &dopt);
-    if (s == ETW_OK && !self->labeler) s = etw_labeler_new(&self->labeler, NULL);
     if (s != ETW_OK) return PyErr_NoMemory(), -1;
     /* relative since/until count from the session start, also in a range
      * that does not start with the log-file header */
@@ -984,6 +982,13 @@ static int Reader_init(Reader *self, PyObject *args, PyObject *kw) {
     return flush_diags(self);
 }
 
+/* Label ev (self->lab) and say whether the filter selects it: 1, 0, or -1
+ * when no memory was left. */
+static int select_event(Reader *self, const etw_event *ev) {
+    if (self->filter) return etw_filter_match(self->filter, self->dec, ev, &self->lab);
+    return etw_label_event(self->dec, ev, &self->lab) == ETW_OK ? 1 : -1;
+}
+
 static PyObject *Reader_iternext(Reader *self) {
     if (self->finished || !self->r) return NULL;
     if (self->max_events && self->returned >= self->max_events) goto end;
@@ -999,19 +1004,13 @@ static PyObject *Reader_iternext(Reader *self) {
             PyErr_SetString(PyExc_TypeError, "this reader does not decode (no_decode=True)");
             return NULL;
         }
-        /* every event goes through the decoder (the filter or the labeler
+        /* every event goes through the decoder (the filter or the label
          * resolves it), so EventSource manifests are learned from events
          * left out */
-        etw_label lab;
-        if (self->filter) {
-            int m = etw_filter_match(self->filter, self->dec, &ev, &lab);
-            if (m < 0) return PyErr_NoMemory();
-            if (!m) continue;
-        } else if (etw_labeler_label(self->labeler, self->dec, &ev, &lab) != ETW_OK) {
-            return PyErr_NoMemory();
-        }
-        if (self->no_manifest_events && etw_decoder_is_manifest_event(&ev)) continue;
-        PyObject *o = event_obj(self, &ev, &lab);
+        int m = select_event(self, &ev);
+        if (m < 0) return PyErr_NoMemory();
+        if (!m || (self->no_manifest_events && etw_decoder_is_manifest_event(&ev))) continue;
+        PyObject *o = event_obj(self, &ev, &self->lab);
         if (self->ndiags && flush_diags(self) < 0) {
             Py_XDECREF(o);
             return NULL;
@@ -1064,9 +1063,7 @@ static PyObject *Reader_enter(PyObject *self, PyObject *unused) {
 static PyObject *Reader_close(Reader *self, PyObject *unused) {
     (void)unused;
     etw_filter_free(self->filter);
-    etw_labeler_free(self->labeler);
     self->filter = NULL;
-    self->labeler = NULL;
     if (self->dec) etw_decoder_free(self->dec);
     if (self->r) etw_reader_close(self->r);
     self->dec = NULL;
@@ -1135,6 +1132,57 @@ fail:
     return NULL;
 }
 
+/* _summary(schemas): read the remaining events (selection and options
+ * applied) into the library's summary, etwdump --stats --format json
+ * (schemas false) or etwdump --schemas (true), and return its JSON text. */
+static PyObject *Reader_summary(Reader *self, PyObject *arg) {
+    int want_schemas = PyObject_IsTrue(arg);
+    if (want_schemas < 0) return NULL;
+    if (!self->r || !self->dec) return raise_status(self, ETW_E_INVALID_ARG, "summary needs a decoding reader");
+    etw_stats *st = NULL;
+    etw_schemas *sc = NULL;
+    etw_status s = want_schemas ? etw_schemas_new(&sc, NULL) : etw_stats_new(&st, NULL);
+    if (s != ETW_OK) return PyErr_NoMemory();
+    etw_event ev;
+    uint64_t n = 0;
+    while (s == ETW_OK && (!self->max_events || n < self->max_events)) {
+        etw_status rs = etw_reader_next(self->r, &ev);
+        if (rs != ETW_OK) {
+            if (rs != ETW_END) s = rs;
+            break;
+        }
+        int m = select_event(self, &ev);
+        if (m < 0) {
+            s = ETW_E_NOMEM;
+            break;
+        }
+        if (st) s = etw_stats_observe(st, self->dec, &ev, &self->lab);
+        if (s != ETW_OK || !m || (self->no_manifest_events && etw_decoder_is_manifest_event(&ev))) continue;
+        s = st ? etw_stats_add(st, &ev, &self->lab) : etw_schemas_add(sc, &self->lab);
+        n++;
+    }
+    etw_decoder_finish(self->dec);
+    self->finished = 1;
+    PyObject *out = NULL;
+    if (s == ETW_OK) {
+        const char *text = NULL;
+        size_t len = 0;
+        PyObject *name = PyUnicode_EncodeFSDefault(self->path);
+        if (!name) goto done;
+        const etw_reader *readers[1] = {self->r};
+        const char *names[1] = {PyBytes_AS_STRING(name)};
+        s = st ? etw_stats_json(st, readers, names, 1, &text, &len) : etw_schemas_json(sc, &text, &len);
+        if (s == ETW_OK) out = PyUnicode_DecodeUTF8(text, (Py_ssize_t)len, "replace");
+        Py_DECREF(name);
+    }
+    if (s != ETW_OK) raise_status(self, s, want_schemas ? "schemas" : "stats");
+done:
+    etw_stats_free(st);
+    etw_schemas_free(sc);
+    if (out && flush_diags(self) < 0) Py_CLEAR(out);
+    return out;
+}
+
 /* _split(n): time boundaries of at most n ranges of about equal bytes. */
 static PyObject *Reader_split(Reader *self, PyObject *arg) {
     unsigned long n = PyLong_AsUnsignedLong(arg);
@@ -1166,6 +1214,7 @@ static PyMethodDef Reader_methods[] = {
     {"__exit__", (PyCFunction)Reader_exit, METH_VARARGS, NULL},
     {"_scan", (PyCFunction)Reader_scan, METH_NOARGS, "Counts by provider and schema-record places."},
     {"_split", (PyCFunction)Reader_split, METH_O, "Time boundaries of about equal byte ranges."},
+    {"_summary", (PyCFunction)Reader_summary, METH_O, "etwdump --stats --format json / --schemas text."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -3,14 +3,13 @@ real distributed.LocalCluster (2 worker processes) counts what etwdump
 counts."""
 import collections
 import os
-import re
 import warnings
 
 import pytest
 
 import etwdecode
 import etwdecode.dask as ed
-from conftest import DATA, ETWDUMP, TRACES, etwdump_stats_json, etwdump_text, trace
+from conftest import DATA, ETWDUMP, TRACES, etwdump_stats_json, trace
 
 NET = "net.4.5.2.x64.etl"
 ALL_MANIFESTS = [os.path.join(DATA, "HTTP_Server.man"), os.path.join(DATA, "ClrEtwAll.man")]
@@ -63,25 +62,14 @@ def test_missing_path_raises():
 
 
 def stats_by_provider(name):
-    """etwdump --stats' events by provider of one trace: by name from its
-    JSON form where etwdump has one, else by GUID from its text table."""
+    """etwdump --stats (JSON form): events by provider of one trace."""
     js = etwdump_stats_json(name, ALL_MANIFESTS)
-    if js is not None:
-        return "provider", collections.Counter({p["provider"]: p["count"] for p in js["providers"]})
-    return "provider_guid", stats_by_guid(name)
+    return collections.Counter({p["provider"]: p["count"] for p in js["providers"]})
 
 
-def stats_by_guid(name):
-    """etwdump --stats' 'events by provider' table of one trace."""
-    rc, out, err = etwdump_text("--stats", trace(name))
-    assert rc == 0, err
-    table = out.split("events by provider\n", 1)[1]
-    counts = collections.Counter()
-    for line in table.splitlines():
-        m = re.match(r"\s+([0-9a-f-]{36})\s+(\d+)", line)
-        if m:
-            counts[m.group(1)] += int(m.group(2))
-    return counts
+def stats_by_event(name):
+    js = etwdump_stats_json(name, ALL_MANIFESTS)
+    return collections.Counter({(e["provider"], e["event"]): e["count"] for e in js["events_by_name"]})
 
 
 def etwdump_by_event(name):
@@ -106,10 +94,10 @@ def test_local_cluster_counts_equal_etwdump_stats(client):
     want_provider = collections.Counter()
     want_event = collections.Counter()
     for name in TRACES:
-        column, counts = stats_by_provider(name)
-        want_provider.update(counts)
-        want_event.update(etwdump_by_event(name))
-    assert collections.Counter(frame[column]) == want_provider
+        want_provider.update(stats_by_provider(name))
+        want_event.update(stats_by_event(name))
+        assert stats_by_event(name) == etwdump_by_event(name)  # --stats agrees with the events
+    assert collections.Counter(frame["provider"]) == want_provider
     by_event = collections.Counter(zip(frame["provider"], frame["event"]))
     assert by_event == want_event
 
