@@ -207,7 +207,7 @@ static void test_process_v4_both_widths(void) {
         etw_decoder_event_ids(d, &ev, sc, &pid, &tid);
         ETW_CHECK_INT(pid, 3676); /* the payload's process, not the header's 1111 */
         ETW_CHECK_INT(tid, ETW_NO_ID);
-        ETW_CHECK(etw_decoder_payload_problem(d, &ev, sc) == NULL);
+        ETW_CHECK(etw_decoder_payload_problem(d, &ev, sc, 0) == NULL);
     }
     ETW_CHECK_INT(g.n, 0);
     etb_free(&b);
@@ -368,7 +368,7 @@ static void test_unknown_and_short(void) {
     fields f;
     ETW_CHECK(decode_fields(d, &ev, &sc, &f));
     ETW_CHECK(f.unsupported >= 1);
-    const char *p = etw_decoder_payload_problem(d, &ev, sc);
+    const char *p = etw_decoder_payload_problem(d, &ev, sc, 0);
     ETW_CHECK(p && strstr(p, "shorter") && strstr(p, "Process_V4_TypeGroup1"));
     uint32_t pid = 0, tid = 0;
     etw_decoder_event_ids(d, &ev, sc, &pid, &tid);
@@ -395,7 +395,7 @@ static void test_unknown_and_short(void) {
             if (decode_fields(d, &ev, &sc, &f)) {
                 ETW_CHECK(f.remaining <= len);
                 etw_decoder_event_ids(d, &ev, sc, &pid, &tid);
-                (void)etw_decoder_payload_problem(d, &ev, sc);
+                (void)etw_decoder_payload_problem(d, &ev, sc, 0);
             }
         }
     }

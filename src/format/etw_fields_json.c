@@ -521,6 +521,11 @@ static void put_key(etw_text *t, const char *name, int comma) {
 
 etw_status etw_fields_json(etw_text *t, const etw_schema *s, const etw_event *ev,
                            uint64_t *refs, size_t refs_len) {
+    return etw_fields_json_ex(t, s, ev, refs, refs_len, NULL);
+}
+
+etw_status etw_fields_json_ex(etw_text *t, const etw_schema *s, const etw_event *ev,
+                              uint64_t *refs, size_t refs_len, uint32_t *trailing) {
     etw_decode_cursor c;
     etw_value v;
     /* per open container: 1 = array, and whether a member was written */
@@ -572,6 +577,7 @@ etw_status etw_fields_json(etw_text *t, const etw_schema *s, const etw_event *ev
         etw_text_putc(t, is_array[top] ? ']' : '}');
         top--;
     }
+    if (trailing) *trailing = etw_decode_remaining(&c);
     etw_text_putc(t, '}');
     return etw_text_status(t);
 }

@@ -27,6 +27,11 @@ extern "C" {
 etw_status etw_fields_json(etw_text *t, const etw_schema *s, const etw_event *ev,
                            uint64_t *refs, size_t refs_len);
 
+/* The same; *trailing (when not NULL, and the schema was walked) receives
+ * the payload bytes left after the schema's last property. */
+etw_status etw_fields_json_ex(etw_text *t, const etw_schema *s, const etw_event *ev,
+                              uint64_t *refs, size_t refs_len, uint32_t *trailing);
+
 /* Append one SCALAR value in its JSON form (exported for tests and other
  * formats). An UNSUPPORTED value is written as its placeholder object;
  * STRUCT/ARRAY markers write nothing. */

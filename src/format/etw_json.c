@@ -235,12 +235,13 @@ etw_status etw_json_event(etw_json *j, const etw_reader *r, const etw_event *ev,
     } else if (schema && etw_decoder_is_manifest_event(ev) && manifest_fields(t, ev)) {
         decoded = 1;
     } else if (schema) {
-        if (!error) error = etw_decoder_payload_problem(j->opt.decoder, ev, schema);
         uint64_t *refs;
         size_t nrefs;
+        uint32_t trailing = 0;
         etw_decoder_scratch(j->opt.decoder, &refs, &nrefs);
-        etw_status fs = etw_fields_json(t, schema, ev, refs, nrefs);
+        etw_status fs = etw_fields_json_ex(t, schema, ev, refs, nrefs, &trailing);
         if (fs != ETW_OK) return fs;
+        if (!error) error = etw_decoder_payload_problem(j->opt.decoder, ev, schema, trailing);
         decoded = 1;
         if (j->opt.messages && schema->message) {
             size_t mark = t->len;

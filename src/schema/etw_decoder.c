@@ -527,9 +527,10 @@ void etw_decoder_event_ids(const etw_decoder *d, const etw_event *ev, const etw_
     etw_kernel_ids(d->kernel, ev, s, pid, tid);
 }
 
-const char *etw_decoder_payload_problem(etw_decoder *d, const etw_event *ev, const etw_schema *s) {
+const char *etw_decoder_payload_problem(etw_decoder *d, const etw_event *ev, const etw_schema *s,
+                                        uint32_t trailing) {
     if (!d || !ev || !s || s->source != ETW_SOURCE_MOF) return NULL;
-    return etw_kernel_payload_problem(d->kernel, ev, s);
+    return etw_kernel_payload_problem(d->kernel, ev, s, trailing);
 }
 
 size_t etw_decoder_state_bytes(const etw_decoder *d) { return d ? etw_kernel_state_bytes(d->kernel) : 0; }

@@ -508,7 +508,8 @@ void etw_kernel_ids(const etw_kernel_source *k, const etw_event *ev, const etw_s
     if (*pid == ETW_NO_ID && (in->flags & ETW_KID_PID_FROM_THREAD) && thread_process(k, *tid, &v)) *pid = v;
 }
 
-const char *etw_kernel_payload_problem(etw_kernel_source *k, const etw_event *ev, const etw_schema *s) {
+const char *etw_kernel_payload_problem(etw_kernel_source *k, const etw_event *ev, const etw_schema *s,
+                                       uint32_t trailing) {
     const kinfo *in = info_of(k, s);
     if (!in) return NULL;
     if (in->no_layout) {
@@ -522,6 +523,11 @@ const char *etw_kernel_payload_problem(etw_kernel_source *k, const etw_event *ev
                  "payload of %u bytes is shorter than the %u-byte fixed part of %s v%u",
                  ev->user_data_len, in->min_size, in->layout->mof_class ? in->layout->mof_class : s->event_name,
                  in->layout->version);
+        return k->problem;
+    }
+    if (trailing && trailing <= ev->user_data_len) {
+        snprintf(k->problem, sizeof k->problem, "%u payload bytes after the last field of %s v%u", trailing,
+                 in->layout->mof_class ? in->layout->mof_class : s->event_name, in->layout->version);
         return k->problem;
     }
     return NULL;

@@ -77,7 +77,7 @@ void etw_kernel_ids(const etw_kernel_source *k, const etw_event *ev, const etw_s
  * layout's fixed part, or bytes where the class has no layout. NULL when
  * none. The text stays valid until the next call. */
 const char *etw_kernel_payload_problem(etw_kernel_source *k, const etw_event *ev,
-                                       const etw_schema *s);
+                                       const etw_schema *s, uint32_t trailing);
 
 /* Bytes the thread -> process table holds (0 before the first thread). */
 size_t etw_kernel_state_bytes(const etw_kernel_source *k);
