@@ -186,6 +186,156 @@ lx = by_provider(decoded["lxcore_kernel.etl"], "Microsoft.Windows.Subsystem.LxCo
 check(lx and lx[0]["fields"].get("Function") == "LxpDrvFsTypeMount" and lx[0]["fields"].get("Line") == 10528,
       "lxcore BreakPoint Function/Line")
 
+# --- kernel (MOF) events, checked against the trace's own bytes ----------------------
+def kernel_records(path):
+    """(group, type, version, ptr, header pid, header tid, payload) of every SYSTEM/COMPACT/PERFINFO
+    record, read straight from the 64 KiB buffers (FORMATS.md 1.2/2.1; uncompressed traces only),
+    independently of etwdump."""
+    import struct
+    data = open(path, "rb").read()
+    off = 0
+    while off + 0x48 <= len(data):
+        size, = struct.unpack_from("<I", data, off)
+        filled, = struct.unpack_from("<I", data, off + 0x30)
+        if size < 0x48 or off + size > len(data):
+            break
+        pos, end = off + 0x48, off + min(filled, size)
+        while pos + 8 <= end:
+            marker, = struct.unpack_from("<I", data, pos)
+            if marker == 0xFFFFFFFF:
+                break
+            ht = (marker >> 16) & 0xFF
+            if ht in (1, 2, 3, 4, 0x10, 0x11):
+                rsize, = struct.unpack_from("<H", data, pos + 4)
+                hdr = {1: 0x20, 2: 0x20, 3: 0x18, 4: 0x18, 0x10: 0x10, 0x11: 0x10}[ht]
+                pid = tid = -1
+                if ht not in (0x10, 0x11):
+                    tid, pid = struct.unpack_from("<II", data, pos + 8)
+                yield (data[pos + 7], data[pos + 6], data[pos], 4 if ht in (1, 3, 0x10) else 8, pid, tid,
+                       data[pos + hdr:pos + rsize])
+            else:
+                rsize = marker & 0xFFFF
+            if rsize < 8:
+                break
+            pos += (rsize + 7) & ~7
+        off += size
+
+
+def utf16z(b, o):
+    """A NUL-terminated UTF-16LE string at b[o:] and the offset after it."""
+    e = o
+    while e + 1 < len(b) and (b[e] or b[e + 1]):
+        e += 2
+    return b[o:e].decode("utf-16-le"), e + 2
+
+
+def ansiz(b, o):
+    e = b.index(0, o)
+    return b[o:e].decode("latin-1"), e + 1
+
+
+def sid_end(b, o, ptr):
+    """Offset after a MOF Sid field (kernel-mof.md 4.0: 4 bytes when 0, else TOKEN_USER + SID)."""
+    import struct
+    if struct.unpack_from("<I", b, o)[0] == 0:
+        return o + 4
+    sid = o + 2 * ptr
+    return sid + 8 + 4 * b[sid + 1]
+
+
+def expected_kernel(path):
+    """What each kernel event of the trace must show, from its bytes: (event, pid, tid, key fields)."""
+    import struct
+    names = {(3, 1): "Process/Start", (3, 2): "Process/Stop", (3, 3): "Process/DCStart",
+             (3, 4): "Process/DCStop", (3, 39): "Process/Defunct", (3, 11): "Process/Terminate",
+             (5, 1): "Thread/Start", (5, 2): "Thread/Stop", (5, 3): "Thread/DCStart", (5, 4): "Thread/DCStop",
+             (20, 2): "Image/Unload", (20, 3): "Image/DCStart", (20, 4): "Image/DCStop", (3, 10): "Image/Load",
+             (20, 33): "Image/KernelBase", (20, 34): "Image/HypercallPage", (0, 5): "EventTrace/Extension", (0, 32): "EventTrace/EndExtension",
+             (0, 8): "EventTrace/RundownComplete", (0, 80): "EventTrace/PartitionInfoExtension"}
+    out = []
+    first = True
+    for g, t, v, ptr, hpid, htid, b in kernel_records(path):
+        if first:  # the log-file header
+            first = False
+            continue
+        name = names.get((g, t))
+        if name is None:
+            continue
+        fmt = "<Q" if ptr == 8 else "<I"
+        if g == 3 and t in (1, 2, 3, 4, 39) and v >= 4:  # Process_V4_TypeGroup1 (+ v5 ExitTime)
+            pid, parent = struct.unpack_from("<II", b, ptr)
+            image, o = ansiz(b, sid_end(b, 2 * ptr + 20, ptr))
+            cmd, o = utf16z(b, o)
+            out.append((name, pid, -1, (pid, parent, image, cmd)))
+        elif g == 3 and t == 11:
+            pid, = struct.unpack_from("<I", b, 0)
+            out.append((name, pid, -1, (pid,)))
+        elif g == 5 and v == 3:  # Thread_V3_TypeGroup1
+            pid, tid = struct.unpack_from("<II", b, 0)
+            w32, = struct.unpack_from(fmt, b, 8 + 5 * ptr)
+            ids = (hpid, htid) if t == 2 else (pid, tid)
+            out.append((name, ids[0], ids[1], (pid, tid, "0x%x" % w32)))
+        elif (g == 20 and t in (2, 3, 4)) or (g == 3 and t == 10):  # Image_Load v2/v3
+            base, = struct.unpack_from(fmt, b, 0)
+            pid, = struct.unpack_from("<I", b, 2 * ptr)
+            fname, _ = utf16z(b, 4 * ptr + 24)
+            ids = (hpid, htid) if t == 10 else (pid, -1)
+            out.append((name, ids[0], ids[1], ("0x%x" % base, pid, fname)))
+        elif g == 20 and t == 33:
+            out.append((name, hpid, htid, ("0x%x" % struct.unpack_from(fmt, b, 0)[0],)))
+        elif g == 0 and t in (5, 32):
+            m = struct.unpack_from("<9I", b, 0)
+            out.append((name, hpid, htid, (m[0], m[1], m[8])))
+        else:
+            out.append((name, hpid, htid, (len(b),)))
+    return out
+
+
+def shown_kernel(evs):
+    keys = {"Process/Start": ("ProcessId", "ParentId", "ImageFileName", "CommandLine"),
+            "Process/Terminate": ("ProcessId",), "Thread": ("ProcessId", "TThreadId", "Win32StartAddr"),
+            "Image": ("ImageBase", "ProcessId", "FileName"), "Image/KernelBase": ("ImageBase",),
+            "EventTrace/Extension": ("GroupMask1", "GroupMask2", "KernelEventVersion")}
+    out = []
+    for e in evs[1:]:
+        n = e["event"]
+        if n.startswith("Process/") and n != "Process/Terminate":
+            k = keys["Process/Start"]
+        elif n.startswith("Thread/"):
+            k = keys["Thread"]
+        elif n.startswith("Image/") and n not in ("Image/KernelBase", "Image/HypercallPage"):
+            k = keys["Image"]
+        elif n in ("EventTrace/Extension", "EventTrace/EndExtension"):
+            k = keys["EventTrace/Extension"]
+        elif n in keys:
+            k = keys[n]
+        else:
+            out.append((n, e["pid"], e["tid"], (e["data_len"],)))
+            continue
+        out.append((n, e["pid"], e["tid"], tuple(e["fields"].get(x) for x in k)))
+    return out
+
+
+import collections
+for trace, n in (("ShutdownPerfDiagLogger.etl", 17077), ("lxcore_kernel.etl", 1)):
+    evs = [e for e in decoded[trace] if e["provider"] == "Windows Kernel"]
+    check(len(evs) == n + 1, "%s: %d kernel events, expected %d" % (trace, len(evs), n + 1))
+    bad = [e for e in evs if "error" in e or "unsupported" in json.dumps(e["fields"]) or "raw" in e]
+    check(not bad, "%s: every kernel event decodes with no error and nothing unsupported; first bad: %s" % (
+        trace, json.dumps(bad[0])[:300] if bad else ""))
+    want = collections.Counter(expected_kernel(os.path.join(DATA, trace)))
+    got = collections.Counter(shown_kernel(evs))
+    check(want == got and sum(want.values()) == n, "%s: kernel names, pid/tid and fields as the bytes say; "
+          "missing %s, unexpected %s" % (trace, list((want - got).items())[:3], list((got - want).items())[:3]))
+sd = decoded["ShutdownPerfDiagLogger.etl"]
+defunct = [e for e in sd if e["event"] == "Process/Defunct"]
+check(len(defunct) == 5 and all(e["version"] == 5 and isinstance(e["fields"].get("ExitTime"), int) for e in defunct),
+      "ShutdownPerfDiagLogger: 5 Process/Defunct v5 with ExitTime")
+names = collections.Counter(e["event"] for e in sd)
+for name, count in (("Image/DCStart", 6745), ("Image/Unload", 4791), ("Thread/Stop", 1032), ("Image/Load", 72),
+                    ("Process/Terminate", 60), ("Image/HypercallPage", 1), ("EventTrace/RundownComplete", 2)):
+    check(names[name] == count, "ShutdownPerfDiagLogger: %d %s, expected %d" % (names[name], name, count))
+
 # EventSource manifest inside the trace: the manifest chunk and the 11 events it describes
 bond = by_provider(decoded["BondEtwSample.etl"], "MSOpenTech-Tx-BinaryEventSource")
 check(len(bond) == 12, "BondEtwSample: %d events of the EventSource, expected 12" % len(bond))
@@ -267,6 +417,9 @@ PERFVIEW_ONLY = {
     "Method/LoadVerbose": {"ReJITID", "OptimizationTier"}, "Method/UnloadVerbose": {"ReJITID", "OptimizationTier"},
     "Type/BulkType": {"TypeID_0", "TypeName_0"}, "AppDomainResourceManagement/ThreadCreated": {"Flags"},
     "NgenBinder/NgenBind": {"ReasonCode"},
+    # Windows Kernel/SysConfig type 37: no public source describes it (PerfView prints it without
+    # fields); undecodable, it carries an "error" and its raw bytes by the contract
+    "SysConfig/Opcode(37)": {"error"},
 }
 
 
@@ -300,7 +453,8 @@ if os.path.exists(tool):
                 ("gcevents", ["-m", clr], [None]),
                 ("net.4.5.2.x64", [], ["DNS-Client", "Immersive-Shell", "Kernel-EventTracing", "^PerfView/",
                                        "TplEventSource", "FrameworkEventSource", "KernelTraceControl/MetaData",
-                                       "^Microsoft-Windows-DotNETRuntime/"]),
+                                       "^Microsoft-Windows-DotNETRuntime/",
+                                       "^(Windows Kernel|KernelTraceControl|MSNT_SystemTrace)/"]),
                 ("net.4.5.2.x64", ["-m", clr], ["DotNETRuntime"])):
             with open(out, "w") as fh:
                 subprocess.run([ETWDUMP, *man, os.path.join(DATA, trace + ".etl")], stdout=fh, timeout=300)
