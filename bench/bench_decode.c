@@ -20,11 +20,15 @@
  *     discarded buffer; events/s, file MB/s and JSON MB/s, with and
  *     without the manifest load;
  * (d) the CLR manifest load: etw_decoder_new + etw_decoder_add_manifest of
- *     ClrEtwAll.man (720 KB), best and median of repeated loads.
+ *     ClrEtwAll.man (720 KB), best and median of repeated loads;
+ * (e) kernel (MOF) events: the 17,077 NT Kernel Logger events of
+ *     tests/data/ShutdownPerfDiagLogger.etl (Image, Thread, Process,
+ *     EventTrace) copied out once and decoded in a loop, as (a).
  *
  * Every figure is given against wall time (CLOCK_MONOTONIC) and process CPU
  * time (CLOCK_PROCESS_CPUTIME_ID): on a loaded machine the CPU figure is the
- * one to trust. Targets: >= 1 million events/s for (a) and (b) json.
+ * one to trust. Targets: >= 1 million events/s for (a) and (b) json, >= 2
+ * million for (e) json.
  *
  * Data files: the data-dir argument, else tests/data relative to the working
  * directory, else relative to this source file (so the binary works from a
@@ -155,6 +159,10 @@ static const etw_guid CLR_GUID = {0xe13c0d23, 0xccbc, 0x4e12, {0x93, 0x1b, 0xd9,
 static int is_tl(const etw_event *ev) {
     etw_ext_item it;
     return ev->ext_count && etw_event_find_ext(ev, ETW_EXT_EVENT_SCHEMA_TL, &it) == ETW_OK;
+}
+static int is_kernel(const etw_event *ev) {
+    return !ev->is_logfile_header && (ev->form == ETW_FORM_SYSTEM || ev->form == ETW_FORM_COMPACT ||
+                                      ev->form == ETW_FORM_PERFINFO);
 }
 static int is_clr(const etw_event *ev) {
     return ev->form == ETW_FORM_EVENT_HEADER && etw_guid_equal(&ev->provider, &CLR_GUID);
@@ -393,17 +401,19 @@ int main(int argc, char **argv) {
     double min_s = argc > 1 ? atof(argv[1]) : 2.0;
     if (min_s <= 0) min_s = 2.0;
     pick_dir(argc > 2 ? argv[2] : NULL);
-    char p1[1200], p2[1200], p3[1200], pm[1200];
+    char p1[1200], p2[1200], p3[1200], pm[1200], p5[1200];
     const char *tl_path = data_path("primitive-types.etl", p1, sizeof p1);
     const char *gc_path = data_path("gcevents.etl", p2, sizeof p2);
     const char *net_path = data_path("net.4.5.2.x64.etl", p3, sizeof p3);
     const char *man_path = data_path("ClrEtwAll.man", pm, sizeof pm);
+    const char *k_path = data_path("ShutdownPerfDiagLogger.etl", p5, sizeof p5);
 
-    size_t tl_size = 0, gc_size = 0, net_size = 0;
+    size_t tl_size = 0, gc_size = 0, net_size = 0, k_size = 0;
     uint8_t *tl_file = load(tl_path, &tl_size);
     uint8_t *gc_file = load(gc_path, &gc_size);
     uint8_t *net_file = load(net_path, &net_size);
-    if (!tl_file || !gc_file || !net_file) {
+    uint8_t *k_file = load(k_path, &k_size);
+    if (!tl_file || !gc_file || !net_file || !k_file) {
         fprintf(stderr, "bench_decode: cannot read the traces in %s (give the data directory as argument 2)\n",
                 g_dir);
         return 1;
@@ -411,6 +421,8 @@ int main(int argc, char **argv) {
     size_t n_tl = 0, n_gc = 0;
     owned *tl = collect(tl_file, tl_size, is_tl, &n_tl);
     owned *gc = collect(gc_file, gc_size, is_clr, &n_gc);
+    size_t n_k = 0;
+    owned *kev = collect(k_file, k_size, is_kernel, &n_k);
 
     printf("bench_decode: one core, >= %.1f s per figure; events/s against wall and process CPU time\n\n", min_s);
     printf("%-34s %-8s %12s %12s %9s\n", "case", "mode", "ev/s wall", "ev/s CPU", "ns/ev CPU");
@@ -423,6 +435,10 @@ int main(int argc, char **argv) {
     if (n_tl) bench_events(title, tl, n_tl, NULL, min_s, &a);
     snprintf(title, sizeof title, "(b) CLR manifest, %zu events", n_gc);
     if (n_gc) bench_events(title, gc, n_gc, man_path, min_s, &b);
+    loop_result e;
+    memset(&e, 0, sizeof e);
+    snprintf(title, sizeof title, "(e) kernel MOF, %zu events", n_k);
+    if (n_k) bench_events(title, kev, n_k, NULL, min_s, &e);
 
     pipe_result pr;
     if (bench_pipeline(net_file, net_size, man_path, min_s, &pr)) {
@@ -446,10 +462,14 @@ int main(int argc, char **argv) {
     printf("\n%-34s %-8s %12s %12s %12s %12s\n", "", "", "best wall", "median wall", "best CPU", "median CPU");
     bench_manifest_load(man_path, min_s);
 
-    printf("\ntargets: (a) json %s 1M events/s (%.2fM CPU), (b) json %s 1M events/s (%.2fM CPU)\n",
-           a.ev_cpu >= 1e6 ? ">=" : "BELOW", a.ev_cpu / 1e6, b.ev_cpu >= 1e6 ? ">=" : "BELOW", b.ev_cpu / 1e6);
+    printf("\ntargets: (a) json %s 1M events/s (%.2fM CPU), (b) json %s 1M events/s (%.2fM CPU), "
+           "(e) json %s 2M events/s (%.2fM CPU)\n",
+           a.ev_cpu >= 1e6 ? ">=" : "BELOW", a.ev_cpu / 1e6, b.ev_cpu >= 1e6 ? ">=" : "BELOW", b.ev_cpu / 1e6,
+           e.ev_cpu >= 2e6 ? ">=" : "BELOW", e.ev_cpu / 1e6);
     owned_free(tl, n_tl);
     owned_free(gc, n_gc);
+    owned_free(kev, n_k);
+    free(k_file);
     free(tl_file);
     free(gc_file);
     free(net_file);

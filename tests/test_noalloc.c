@@ -76,8 +76,9 @@ static void test_second_pass_allocates_nothing(void) {
         {"AMSITrace.etl", NULL, 21},                 /* TraceLogging arrays */
         {"gcevents.etl", "ClrEtwAll.man", 71},        /* manifest, messages */
         {"HTTP_Server.etl", "HTTP_Server.man", 2042}, /* manifest, maps */
-        {"net.4.5.2.x64.etl", NULL, 179474},          /* compressed; metadata + EventSource */
-        {"ShutdownPerfDiagLogger.etl", NULL, 17078},  /* kernel records (no schema: error + raw) */
+        {"net.4.5.2.x64.etl", NULL, 179474},          /* compressed; metadata, EventSource, kernel */
+        {"ShutdownPerfDiagLogger.etl", NULL, 17078},  /* kernel (MOF) records, the thread table */
+        {"lxcore_kernel.etl", NULL, 4},               /* kernel + TraceLogging */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         long events = 0;

@@ -604,7 +604,7 @@ static PyObject *value_obj(Reader *self, const etw_value *v) {
 }
 
 /* The "fields" of an event with a payload schema. */
-static PyObject *fields_obj(Reader *self, const etw_schema *s, const etw_event *ev) {
+static PyObject *fields_obj(Reader *self, const etw_schema *s, const etw_event *ev, uint32_t *trailing) {
     etw_decode_cursor c;
     etw_value v;
     PyObject *stack[ETW_DECODE_MAX_DEPTH + 2];
@@ -647,6 +647,7 @@ static PyObject *fields_obj(Reader *self, const etw_schema *s, const etw_event *
         }
         Py_DECREF(o);
     }
+    *trailing = etw_decode_remaining(&c);
     return stack[0];
 fail:
     Py_DECREF(stack[0]);
@@ -782,8 +783,9 @@ static PyObject *event_obj(Reader *self, const etw_event *ev, const etw_label *l
         decoded = 1;
     } else if (schema) {
         if (PyErr_Occurred()) goto fail;
-        if (!error) error = etw_decoder_payload_problem(self->dec, ev, schema);
-        fields = fields_obj(self, schema, ev);
+        uint32_t trailing = 0;
+        fields = fields_obj(self, schema, ev, &trailing);
+        if (fields && !error) error = etw_decoder_payload_problem(self->dec, ev, schema, trailing);
         decoded = 1;
     } else {
         fields = PyDict_New();

@@ -12,12 +12,30 @@
 #include "etw_message.h"
 #include "etw_text.h"
 
+/* The keys from "provider" to "keywords" depend only on the schema and the
+ * descriptor, so the text written for the last event of each schema is kept
+ * and copied when the next one matches (a memo: the bytes are the same as
+ * formatting them again). Slots are picked by schema id. */
+#define SEG_SLOTS 64u
+#define SEG_MAX 256u
+
+typedef struct seg {
+    const etw_schema *schema; /* NULL: empty slot */
+    etw_guid provider;
+    uint64_t keywords;
+    uint16_t id, task;
+    uint8_t version, level, opcode, channel;
+    uint16_t len;
+    char text[SEG_MAX];
+} seg;
+
 struct etw_json {
     etw_allocator alloc;
     etw_json_options opt;
     etw_text text;
     etw_text scratch; /* work space of the message formatter */
     const char *file; /* the "file" key's value (borrowed), or NULL */
+    seg *segs;        /* SEG_SLOTS, allocated with the writer */
 };
 
 void etw_json_set_file(etw_json *j, const char *file) {
@@ -34,6 +52,7 @@ etw_status etw_json_new(etw_json **out, const etw_allocator *alloc,
     if (opt) j->opt = *opt;
     etw_text_init(&j->text, &a);
     etw_text_init(&j->scratch, &a);
+    j->segs = etw_calloc(&a, SEG_SLOTS, sizeof *j->segs); /* NULL: no memo, same output */
     *out = j;
     return ETW_OK;
 }
@@ -43,6 +62,7 @@ void etw_json_free(etw_json *j) {
     etw_allocator a = j->alloc;
     etw_text_free(&j->text);
     etw_text_free(&j->scratch);
+    etw_free(&a, j->segs);
     etw_free(&a, j);
 }
 
@@ -178,6 +198,38 @@ static void ext_fields(etw_text *t, const etw_event *ev) {
     }
 }
 
+/* The memo slot that holds ev's descriptor keys, or NULL. Only for events
+ * whose names come from the schema alone (no extended items, so no provider
+ * traits: etw_event_names_get takes both names from the schema). */
+static seg *seg_find(etw_json *j, const etw_event *ev, const etw_schema *s, int *hit) {
+    *hit = 0;
+    if (!j->segs || !s || ev->ext_count || ev->is_logfile_header || !s->provider_name || !s->event_name)
+        return NULL;
+    seg *g = &j->segs[s->id % SEG_SLOTS];
+    *hit = g->schema == s && g->id == ev->id && g->version == ev->version && g->level == ev->level &&
+           g->opcode == ev->opcode && g->task == ev->task && g->channel == ev->channel &&
+           g->keywords == ev->keywords && etw_guid_equal(&g->provider, &ev->provider);
+    return g;
+}
+
+static void seg_keep(seg *g, const etw_event *ev, const etw_schema *s, const char *text, size_t n) {
+    if (n > SEG_MAX) {
+        g->schema = NULL;
+        return;
+    }
+    g->schema = s;
+    g->provider = ev->provider;
+    g->keywords = ev->keywords;
+    g->id = ev->id;
+    g->task = ev->task;
+    g->version = ev->version;
+    g->level = ev->level;
+    g->opcode = ev->opcode;
+    g->channel = ev->channel;
+    g->len = (uint16_t)n;
+    memcpy(g->text, text, n);
+}
+
 /* python/etwdecode/_native.c (event_obj) builds the same event as a Python
  * dict: a change here needs the same change there (python/tests compare the
  * two on every trace). */
@@ -192,12 +244,19 @@ etw_status etw_json_event(etw_json *j, const etw_reader *r, const etw_event *ev,
         etw_decoder_resolve(j->opt.decoder, ev, &schema, &error);
     etw_text_puts(t, "{\"time\":");
     time_value(t, ev->timestamp);
-    etw_event_names names;
-    etw_event_names_get(ev, schema, &names);
     if (j->file) {
         key(t, "file");
         etw_text_json_utf8(t, j->file, strlen(j->file));
     }
+    int hit;
+    seg *g = seg_find(j, ev, schema, &hit);
+    size_t seg_start = t->len;
+    if (hit) {
+        etw_text_put(t, g->text, g->len);
+        goto ids;
+    }
+    etw_event_names names;
+    etw_event_names_get(ev, schema, &names);
     key(t, "provider");
     etw_text_json_utf8(t, names.provider, names.provider_len);
     key(t, "provider_guid");
@@ -214,6 +273,8 @@ etw_status etw_json_event(etw_json *j, const etw_reader *r, const etw_event *ev,
     etw_text_putc(t, '"');
     etw_text_hex16(t, ev->keywords);
     etw_text_putc(t, '"');
+    if (g && etw_text_status(t) == ETW_OK) seg_keep(g, ev, schema, t->data + seg_start, t->len - seg_start);
+ids:;
     uint32_t pid, tid;
     etw_decoder_event_ids(j->opt.decoder, ev, schema, &pid, &tid);
     key(t, "pid");

@@ -239,6 +239,11 @@ void etw_text_u64(etw_text *t, uint64_t v)
     char *o = etw_text_reserve(t, 20);
     if (!o)
         return;
+    if (v < 10) { /* most descriptor numbers */
+        *o = (char)('0' + v);
+        t->len++;
+        return;
+    }
     t->len = (size_t)(put_u64(o, v) - t->data);
 }
 
@@ -258,12 +263,17 @@ void etw_text_i64(etw_text *t, int64_t v)
 void etw_text_hex(etw_text *t, uint64_t v)
 {
     char *o = etw_text_reserve(t, 18);
-    unsigned nd = 1, i;
-    uint64_t x;
+    unsigned nd, i;
     if (!o)
         return;
+#if defined(__GNUC__) || defined(__clang__)
+    nd = (67u - (unsigned)__builtin_clzll(v | 1)) / 4; /* hex digits of v (1 for 0) */
+#else
+    uint64_t x;
+    nd = 1;
     for (x = v >> 4; x; x >>= 4)
         nd++;
+#endif
     o[0] = '0';
     o[1] = 'x';
     for (i = nd; i > 0; i--) {
