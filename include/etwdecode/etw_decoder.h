@@ -182,6 +182,9 @@ void etw_decoder_event_ids(const etw_decoder *d, const etw_event *ev, const etw_
  * they go. The text stays valid until the next call. */
 const char *etw_decoder_payload_problem(etw_decoder *d, const etw_event *ev, const etw_schema *s,
                                         uint32_t trailing);
+/* `trailing` for a caller that did not walk the payload: the decoder walks
+ * it (kernel schemas only; allocates nothing). */
+#define ETW_PAYLOAD_WALK UINT32_MAX
 
 /* Bytes of per-trace state the decoder keeps besides its schemas (the
  * kernel thread -> process table: fixed once allocated). */

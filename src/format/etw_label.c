@@ -20,7 +20,7 @@ etw_status etw_label_event(etw_decoder *d, const etw_event *ev, etw_label *out) 
     /* as the JSON writer: a payload problem is an error too (not for the
      * EventSource manifest chunks, whose envelope is shown instead) */
     if (out->schema && !etw_decoder_is_manifest_event(ev))
-        out->error = etw_decoder_payload_problem(d, ev, out->schema);
+        out->error = etw_decoder_payload_problem(d, ev, out->schema, ETW_PAYLOAD_WALK);
     etw_decoder_event_ids(d, ev, out->schema, &out->pid, &out->tid);
     etw_event_names_get(ev, out->schema, &out->names_);
     out->provider = out->names_.provider;

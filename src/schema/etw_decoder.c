@@ -530,6 +530,16 @@ void etw_decoder_event_ids(const etw_decoder *d, const etw_event *ev, const etw_
 const char *etw_decoder_payload_problem(etw_decoder *d, const etw_event *ev, const etw_schema *s,
                                         uint32_t trailing) {
     if (!d || !ev || !s || s->source != ETW_SOURCE_MOF) return NULL;
+    if (trailing == ETW_PAYLOAD_WALK) {
+        etw_decode_cursor c;
+        etw_value v;
+        trailing = 0;
+        if (etw_decode_begin(&c, s, ev, d->refs, d->refs_len) == ETW_OK) {
+            while (etw_decode_next(&c, &v) == ETW_OK) {
+            }
+            trailing = etw_decode_remaining(&c);
+        }
+    }
     return etw_kernel_payload_problem(d->kernel, ev, s, trailing);
 }
 
