@@ -30,7 +30,7 @@ artifacts=${FUZZ_ARTIFACTS:-$build/artifacts}
 # several full buffers. fuzz_text formats values of at most a few KB: 4096.
 max_len_for() {
   case "$1" in
-    fuzz_reader | fuzz_etwdump) echo 262144 ;;
+    fuzz_reader | fuzz_etwdump | fuzz_render) echo 262144 ;;
     fuzz_text) echo 4096 ;;
     *) echo 65536 ;;
   esac

@@ -444,6 +444,9 @@ if shutil.which("script"):
     check(tty.endswith("\r\x1b[K") or "\r\x1b[K" in tty[-20:], "progress line erased at the end")
     rc, tty = under_pty(["--no-progress", NET, NET, NET])
     check(rc == 0 and "events/s" not in tty, "--no-progress: none under a terminal")
+    p = subprocess.run(["script", "-qec", "'%s' --provider no-such-provider '%s' '%s' '%s'" % (ETWDUMP, NET, NET, NET),
+                        "/dev/null"], capture_output=True, timeout=300)
+    check(p.returncode == 0 and b"events/s" not in p.stdout, "no progress when the events go to the terminal too")
     rc, tty = under_pty(["--stats", HTTP])
     check("events/s" not in tty, "no progress for a small trace")
 else:

@@ -1,8 +1,8 @@
 /* etwdump - the progress line, Ctrl-C, and closed pipes.
  *
  * The progress line goes to standard error, only when it is a terminal,
- * the input is larger than PROGRESS_MIN_BYTES and --no-progress is not
- * given. It is redrawn in place (carriage return) at most every 250 ms and
+ * the input is larger than PROGRESS_MIN_BYTES, --no-progress is not given
+ * and the events do not go to a terminal themselves. It is redrawn in place (carriage return) at most every 250 ms and
  * erased at the end, so nothing of it is left in a terminal's scrollback
  * with the output. */
 #define _POSIX_C_SOURCE 200809L
@@ -35,6 +35,8 @@ static long long ns_between(const struct timespec *a, const struct timespec *b) 
 
 progress *progress_start(const options *o, etw_multi *m, unsigned long long total_bytes) {
     if (o->no_progress || total_bytes <= PROGRESS_MIN_BYTES || !isatty(STDERR_FILENO)) return NULL;
+    /* events going to a terminal too would be torn by the redraws */
+    if (!o->stats && !o->schemas && !o->output && isatty(STDOUT_FILENO)) return NULL;
     progress *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     p->pos = calloc(etw_multi_count(m) + 1, sizeof *p->pos);

@@ -1,0 +1,196 @@
+/* test_render.c - the library layers behind etwdump's investigation options,
+ * called as an embedder calls them: two real traces merged (etw_multi), the
+ * CSV and text renderings (etw_render), the JSON read-back they rest on
+ * (etw_jscan), and the summaries (etw_stats, etw_schemas). Expected values
+ * come from the traces' own records (counts the reader tests establish:
+ * 7 events in primitive-types.etl, 71 in gcevents.etl), from PerfView's
+ * baseline (primitive-types.baseline.txt: the first PrimitiveTypesTest event
+ * has string_type=Mercury, int32_type=-102), or are worked out by hand in
+ * the comments. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "etw_test.h"
+#include "etwdecode/etwdecode.h"
+#include "format/etw_jscan.h"
+
+#define PT ETW_TEST_DATA_DIR "/primitive-types.etl"
+#define GC ETW_TEST_DATA_DIR "/gcevents.etl"
+
+/* Renderer output is not NUL-terminated: a copy that is, for strstr. */
+static char zbuf[1 << 16];
+static const char *z(const char *s, size_t n) {
+    if (n >= sizeof zbuf) n = sizeof zbuf - 1;
+    memcpy(zbuf, s, n);
+    zbuf[n] = 0;
+    return zbuf;
+}
+
+static void test_multi_merge(void) {
+    etw_multi *m;
+    ETW_CHECK_INT(etw_multi_new(&m, NULL), ETW_OK);
+    ETW_CHECK_INT(etw_multi_add_file(m, PT), ETW_OK);
+    ETW_CHECK_INT(etw_multi_add_file(m, ETW_TEST_DATA_DIR "/no-such.etl"), ETW_E_IO);
+    ETW_CHECK_INT(etw_multi_add_file(m, GC), ETW_OK);
+    ETW_CHECK_INT(etw_multi_count(m), 2);
+    ETW_CHECK_STR(etw_multi_name(m, 1), GC);
+    etw_event ev;
+    size_t file, n[2] = {0, 0}, headers = 0;
+    int64_t last = INT64_MIN;
+    int ordered = 1, first_is_header[2] = {0, 0};
+    while (etw_multi_next(m, &ev, &file) == ETW_OK) {
+        if (file > 1) break;
+        if (n[file] == 0) first_is_header[file] = ev.is_logfile_header;
+        n[file]++;
+        headers += ev.is_logfile_header;
+        if (ev.timestamp < last) ordered = 0;
+        last = ev.timestamp;
+        ETW_CHECK(etw_multi_current(m) == file);
+    }
+    ETW_CHECK_INT(n[0], 7);
+    ETW_CHECK_INT(n[1], 71);
+    ETW_CHECK_INT(headers, 2);
+    ETW_CHECK(ordered);
+    ETW_CHECK(first_is_header[0] && first_is_header[1]);
+    /* adding after the first event is refused; rewind reads it all again */
+    ETW_CHECK_INT(etw_multi_add_file(m, PT), ETW_E_INVALID_ARG);
+    ETW_CHECK_INT(etw_multi_rewind(m), ETW_OK);
+    size_t again = 0;
+    while (etw_multi_next(m, &ev, NULL) == ETW_OK) again++;
+    ETW_CHECK_INT(again, 78);
+    etw_multi_free(m);
+}
+
+static void test_jscan(void) {
+    etw_text t;
+    etw_text_init(&t, NULL);
+    /* "a\"b\\c\u00e9\ud83d\ude00\n": é is C3 A9, U+1F600 is F0 9F 98 80 */
+    const char *js = "\"a\\\"b\\\\c\\u00e9\\ud83d\\ude00\\n\"";
+    etw_jscan_unescape(&t, js, strlen(js));
+    ETW_CHECK_INT(t.len, 12);
+    ETW_CHECK(t.data && !memcmp(t.data, "a\"b\\c\xC3\xA9\xF0\x9F\x98\x80\n", 12));
+    etw_text_clear(&t);
+    /* an unpaired surrogate becomes U+FFFD (EF BF BD) */
+    js = "\"\\ud800x\"";
+    etw_jscan_unescape(&t, js, strlen(js));
+    ETW_CHECK(t.len == 4 && !memcmp(t.data, "\xEF\xBF\xBDx", 4));
+    etw_text_free(&t);
+    const char *obj = "{\"a\":1,\"b\":{\"c\":[1,{\"d\":\"}\"}]},\"e\":\"x\\\"y\"}";
+    size_t pos = 0;
+    etw_jmember mb;
+    const char *want[3][2] = {{"a", "1"}, {"b", "{\"c\":[1,{\"d\":\"}\"}]}"}, {"e", "\"x\\\"y\""}};
+    int k = 0;
+    while (etw_jscan_next_member(obj, strlen(obj), &pos, &mb) && k < 3) {
+        ETW_CHECK(mb.key_len == strlen(want[k][0]) && !memcmp(mb.key, want[k][0], mb.key_len));
+        ETW_CHECK(mb.value_len == strlen(want[k][1]) && !memcmp(mb.value, want[k][1], mb.value_len));
+        k++;
+    }
+    ETW_CHECK_INT(k, 3);
+    /* cut text ends the walk, never reads past the end */
+    pos = 0;
+    int members = 0;
+    while (etw_jscan_next_member(obj, 12, &pos, &mb)) members++;
+    ETW_CHECK(members <= 2);
+}
+
+/* The first PrimitiveTypesTest event through CSV and text. */
+static void test_csv_and_text(void) {
+    etw_reader *r;
+    ETW_CHECK_INT(etw_reader_open_file(&r, PT, NULL), ETW_OK);
+    if (!r) return;
+    etw_decoder *d;
+    ETW_CHECK_INT(etw_decoder_new(&d, NULL), ETW_OK);
+    etw_render_options ro;
+    memset(&ro, 0, sizeof ro);
+    ro.format = ETW_RENDER_CSV;
+    ro.json.decoder = d;
+    etw_renderer *csv;
+    ETW_CHECK_INT(etw_renderer_new(&csv, NULL, &ro), ETW_OK);
+    ro.format = ETW_RENDER_TEXT;
+    ro.time_origin = etw_reader_to_filetime(r, etw_reader_logfile(r)->raw_timestamp);
+    etw_renderer *txt;
+    ETW_CHECK_INT(etw_renderer_new(&txt, NULL, &ro), ETW_OK);
+    etw_event ev;
+    while (etw_reader_next(r, &ev) == ETW_OK) ETW_CHECK_INT(etw_renderer_learn(csv, r, &ev), ETW_OK);
+    const char *s;
+    size_t n;
+    ETW_CHECK_INT(etw_renderer_header(csv, &s, &n), ETW_OK);
+    /* 19 fixed columns (no file, message, raw), 21 log-file header fields,
+     * 12 PrimitiveTypesTest fields */
+    ETW_CHECK_INT(etw_renderer_columns(csv), 19 + 21 + 12);
+    ETW_CHECK(n > 2 && !memcmp(s, "time,provider,provider_guid,event,", 34) && !memcmp(s + n - 2, "\r\n", 2));
+    ETW_CHECK_INT(etw_reader_rewind(r), ETW_OK);
+    int seen = 0;
+    while (etw_reader_next(r, &ev) == ETW_OK) {
+        ETW_CHECK_INT(etw_renderer_event(csv, r, &ev, &s, &n), ETW_OK);
+        s = z(s, n);
+        if (ev.is_logfile_header || seen || !strstr(s, "PrimitiveTypesTest")) {
+            if (!ev.is_logfile_header && strstr(s, "no schema"))
+                /* the error text has commas: quoted (RFC 4180) */
+                ETW_CHECK(strstr(s, ",\"no schema: ") != NULL);
+            continue;
+        }
+        seen = 1;
+        ETW_CHECK(strstr(s, ",Mercury,false,M,-51,-102,51,102,") != NULL);
+        ETW_CHECK(!memcmp(s + n - 2, "\r\n", 2));
+        ETW_CHECK_INT(etw_renderer_event(txt, r, &ev, &s, &n), ETW_OK);
+        s = z(s, n);
+        /* 2.9423057 s after the session start (the baseline's 2,942.306 ms) */
+        ETW_CHECK(n > 10 && !memcmp(s, "2.9423057 solar_system/PrimitiveTypesTest pid=", 46));
+        ETW_CHECK(strstr(s, " string_type=Mercury ") && strstr(s, " int32_type=-102 "));
+        ETW_CHECK(s[n - 1] == '\n');
+    }
+    ETW_CHECK(seen);
+    etw_renderer_free(csv);
+    etw_renderer_free(txt);
+    etw_decoder_free(d);
+    etw_reader_close(r);
+}
+
+static void test_summaries(void) {
+    etw_reader *r;
+    ETW_CHECK_INT(etw_reader_open_file(&r, PT, NULL), ETW_OK);
+    if (!r) return;
+    etw_decoder *d;
+    ETW_CHECK_INT(etw_decoder_new(&d, NULL), ETW_OK);
+    etw_stats *st;
+    etw_schemas *sc;
+    ETW_CHECK_INT(etw_stats_new(&st, NULL), ETW_OK);
+    ETW_CHECK_INT(etw_schemas_new(&sc, NULL), ETW_OK);
+    etw_event ev;
+    static etw_label l;
+    while (etw_reader_next(r, &ev) == ETW_OK) {
+        ETW_CHECK_INT(etw_label_event(d, &ev, &l), ETW_OK);
+        ETW_CHECK_INT(etw_stats_observe(st, d, &ev, &l), ETW_OK);
+        ETW_CHECK_INT(etw_stats_add(st, &ev, &l), ETW_OK);
+        ETW_CHECK_INT(etw_schemas_add(sc, &l), ETW_OK);
+    }
+    const etw_reader *rs[1] = {r};
+    const char *s;
+    size_t n;
+    ETW_CHECK_INT(etw_stats_json(st, rs, NULL, 1, &s, &n), ETW_OK);
+    s = z(s, n);
+    ETW_CHECK(n > 0 && s[0] == '{' && s[n - 1] == '}');
+    ETW_CHECK(strstr(s, "\"events\":7,") != NULL);
+    ETW_CHECK(strstr(s, "{\"provider\":\"solar_system\",\"count\":5,") != NULL);
+    ETW_CHECK(strstr(s, "\"session\":\"solar_system\"") != NULL);
+    ETW_CHECK_INT(etw_schemas_json(sc, &s, &n), ETW_OK);
+    s = z(s, n);
+    ETW_CHECK(strstr(s, "\"event\":\"PrimitiveTypesTest\"") != NULL);
+    ETW_CHECK(strstr(s, "\"source\":\"tracelogging\",\"pointer_size\":8,\"events\":5,") != NULL);
+    ETW_CHECK(strstr(s, "{\"name\":\"boolean_type\",\"type\":\"UINT8\",\"out_type\":\"BOOLEAN\"}") != NULL);
+    ETW_CHECK_STR(etw_outtype_name(ETW_OUTTYPE_HEXINT64), "HEXINT64");
+    ETW_CHECK_STR(etw_outtype_name(999), "UNKNOWN");
+    etw_stats_free(st);
+    etw_schemas_free(sc);
+    etw_decoder_free(d);
+    etw_reader_close(r);
+}
+
+int main(void) {
+    ETW_RUN(test_multi_merge);
+    ETW_RUN(test_jscan);
+    ETW_RUN(test_csv_and_text);
+    ETW_RUN(test_summaries);
+    return ETW_TEST_DONE();
+}
