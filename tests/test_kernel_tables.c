@@ -412,6 +412,20 @@ static const expected_offset k_offsets[] = {
     {"FileIO", "FileIo_V3_DirEnum", 3, "InfoClass", 20, 32, TEV},
     {"FileIO", "FileIo_V3_DirEnum", 3, "FileIndex", 24, 36, TEV},
     {"FileIO", "FileIo_V3_DirEnum", 3, "FileName", 28, 40, TEV},
+    /* TraceEvent MapFileTraceData */
+    {"FileIO", "FileIo_MapFile", 2, "MiscInfo", 8, 16, TEV},
+    {"FileIO", "FileIo_MapFile", 2, "ViewSize", 16, 24, TEV},
+    {"FileIO", "FileIo_MapFile", 2, "ProcessId", 20, 32, TEV},
+    {"FileIO", "FileIo_V3_MapFile", 3, "ByteOffset", 20, 32, TEV},
+    {"FileIO", "FileIo_V3_MapFile", 3, "ProcessId", 28, 40, TEV},
+    /* TraceEvent RegistryTraceData: KeyName at HostOffset(16,2), (20,2), (20,1) */
+    {"Registry", "Registry_V0_TypeGroup1", 0, "KeyName", 16, 24, TEV},
+    {"Registry", "Registry_V1_TypeGroup1", 1, "KeyName", 20, 28, TEV},
+    {"Registry", "Registry_TypeGroup1", 2, "KeyName", 20, 24, TEV},
+    /* TraceEvent Driver*TraceData lengths: HostOffset(12,2), HostOffset(8,1) */
+    {"DiskIO", "DriverCompletionRoutine", 2, NULL, 12, 20, TEV},
+    {"DiskIO", "DriverCompleteRequest", 2, NULL, 12, 20, TEV},
+    {"DiskIO", "DriverCompleteRequestReturn", 2, NULL, 8, 12, TEV},
     /* §4.2 FileIo_OpEnd v2/v3 */
     {"FileIO", "FileIo_OpEnd", 2, "ExtraInfo", 4, 8, D42},
     {"FileIO", "FileIo_OpEnd", 2, "NtStatus", 8, 16, D42},

@@ -19,10 +19,10 @@ static const etw_kernel_event fileio_events[] = {
     ETW_KEV(32, "FileCreate"),
     ETW_KEV(35, "FileDelete"),
     ETW_KEV(36, "FileRundown"),
-    ETW_KEV(37, "MapFile"),
-    ETW_KEV(38, "UnmapFile"),
-    ETW_KEV(39, "MapFileDCStart"),
-    ETW_KEV(40, "MapFileDCStop"),
+    ETW_KEV_IDS(37, "MapFile", "ProcessId", NULL, 0),
+    ETW_KEV_IDS(38, "UnmapFile", "ProcessId", NULL, 0),
+    ETW_KEV_IDS(39, "MapFileDCStart", "ProcessId", NULL, 0),
+    ETW_KEV_IDS(40, "MapFileDCStop", "ProcessId", NULL, 0),
     FILEIO_OP(64, "Create"),
     FILEIO_OP(65, "Cleanup"),
     FILEIO_OP(66, "Close"),
@@ -110,6 +110,22 @@ static const etw_property p_dir_v3[] = {
     ETW_KU32("Length"),  ETW_KU32("InfoClass"),  ETW_KU32("FileIndex"), ETW_KWSTR("FileName"),
 };
 
+/* MapFile, UnmapFile, MapFileDCStart, MapFileDCStop: TraceEvent's
+ * MapFileTraceData getters (ViewBase at 0, the file at HostOffset(4,1),
+ * MiscInfo (8,2), ViewSize (16,2); then ProcessId at (20,3) in v2, ByteOffset
+ * (20,3) and ProcessId (28,3) in v3), which name the file FileKey where the
+ * FileIo classes say FileObject. Not in the sample traces: not verified on
+ * real bytes (TraceEvent itself doubts the 32-bit layout). */
+static const uint8_t t_map[] = {37, 38, 39, 40};
+static const etw_property p_map_v2[] = {
+    ETW_KPTR("ViewBase"), ETW_KPTR("FileObject"), ETW_KX64("MiscInfo"), ETW_KSIZET("ViewSize"),
+    ETW_KU32("ProcessId"),
+};
+static const etw_property p_map_v3[] = {
+    ETW_KPTR("ViewBase"), ETW_KPTR("FileObject"), ETW_KX64("MiscInfo"), ETW_KSIZET("ViewSize"),
+    ETW_KU64("ByteOffset"), ETW_KU32("ProcessId"),
+};
+
 /* OperationEnd: the same in v2 and v3. */
 static const uint8_t t_opend[] = {76};
 static const etw_property p_opend[] = {
@@ -131,6 +147,8 @@ static const etw_kernel_layout fileio_layouts[] = {
     ETW_KLAYOUT("FileIo_V3_Info", 3, t_info, p_info_v3),
     ETW_KLAYOUT("FileIo_DirEnum", 2, t_dir, p_dir_v2),
     ETW_KLAYOUT("FileIo_V3_DirEnum", 3, t_dir, p_dir_v3),
+    ETW_KLAYOUT("FileIo_MapFile", 2, t_map, p_map_v2),
+    ETW_KLAYOUT("FileIo_V3_MapFile", 3, t_map, p_map_v3),
     ETW_KLAYOUT("FileIo_OpEnd", 2, t_opend, p_opend),
     ETW_KLAYOUT("FileIo_V3_OpEnd", 3, t_opend, p_opend),
 };
