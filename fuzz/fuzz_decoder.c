@@ -35,7 +35,9 @@
  *     bit 5: 2 threads), u16 total, u16 number, u16 length + chunk bytes;
  *   2 classic event: u8 form (FULL, SYSTEM, COMPACT, PERFINFO, INSTANCE, or
  *     EVENT_HEADER with the CLASSIC flag), u8 provider (bit 7: the MetaData
- *     class), u8 opcode, u8 version, u16 payload length + payload;
+ *     class; else bit 6: the kernel class family (low 6 bits) %
+ *     etw_kernel_family_count of src/source/etw_kernel_families.c), u8
+ *     opcode, u8 version, u16 payload length + payload;
  *   3 EVENT_HEADER event: u8 provider/width, u16 id, u8 version, u16 payload
  *     length + payload;
  *   4 user manifest from the input: u16 length + XML;
@@ -54,7 +56,8 @@
  * TraceLogging schema), a walk of the payload with etw_decoder_begin /
  * etw_decode_next (values inside the payload, bounded item count), then
  * etw_json_event (ETW_OK, one line ending in '\n', valid UTF-8, well-formed
- * JSON with "error" exactly when resolve failed). Payloads and extended
+ * JSON with "error" whenever resolve failed; for kernel (MOF) schemas the
+ * pid/tid and payload-problem calls too). Payloads and extended
  * items are exactly-sized copies, so AddressSanitizer sees any overread. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +67,7 @@
 #include "etwdecode/etw_decoder.h"
 #include "etwdecode/etw_json.h"
 #include "etwdecode/etw_traits.h"
+#include "source/etw_kernel_tables.h"
 
 #define FUZZ_ASSERT(c)                                                         \
     do {                                                                       \
@@ -384,6 +388,14 @@ static void check_event(run *r, const etw_event *ev) {
          * enumeration inside its struct or array: ENDs may be missing) */
         FUZZ_ASSERT(etw_decode_next(&c, &v) == ETW_END);
         FUZZ_ASSERT(etw_decode_remaining(&c) <= ev->user_data_len);
+        /* kernel schemas: the pid/tid the payload names, the payload checks */
+        uint32_t pid = 0, tid = 0;
+        etw_decoder_event_ids(r->d, ev, s, &pid, &tid);
+        if (s->source != ETW_SOURCE_MOF) FUZZ_ASSERT(pid == ev->pid && tid == ev->tid);
+        const char *p = etw_decoder_payload_problem(r->d, ev, s, etw_decode_remaining(&c));
+        FUZZ_ASSERT(!p || (s->source == ETW_SOURCE_MOF && p[0] && strlen(p) < 192));
+        p = etw_decoder_payload_problem(r->d, ev, s, ETW_PAYLOAD_WALK);
+        FUZZ_ASSERT(!p || (s->source == ETW_SOURCE_MOF && p[0]));
     }
 
     /* the JSON line (it resolves again: a manifest chunk must not count twice) */
@@ -525,7 +537,10 @@ static void rec_classic(run *r, in *c) {
     size_t plen;
     const uint8_t *payload = in_bytes(c, in_u16(c), &plen);
     etw_event ev;
-    base_event(&ev, (fc & 0x80) ? 4 : 8, (pc & 0x80) ? &METADATA_CLASS : &PROVIDERS[pc & 3]);
+    const etw_guid *cls = (pc & 0x80)   ? &METADATA_CLASS
+                          : (pc & 0x40) ? &etw_kernel_families[(pc & 0x3F) % etw_kernel_family_count]->guid
+                                        : &PROVIDERS[pc & 3];
+    base_event(&ev, (fc & 0x80) ? 4 : 8, cls);
     ev.form = forms[(fc & 0x7F) % 6];
     ev.flags |= ETW_EVENT_FLAG_CLASSIC_HEADER;
     ev.opcode = opcode;

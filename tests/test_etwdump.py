@@ -484,6 +484,11 @@ check(re.search(r"^events\s+179474\b", out, re.M) is not None, "--stats counts 1
 check(re.search(r"^buffers\s+360 \(compressed 359\b", out, re.M) is not None, "--stats: 360 buffers, 359 compressed")
 check(re.search(r"^pointer size\s+8$", out, re.M) is not None, "--stats pointer size 8")
 check("build 9200" in out, "--stats OS build 9200")
+# kernel groups named; an unknown kernel type keeps Group/Opcode(N) and is counted
+check(re.search(r"^\s+79528\s.*\sWindows Kernel/PerfInfo/Sample$", out, re.M) is not None,
+      "--stats names the kernel group and event: 79528 Windows Kernel/PerfInfo/Sample")
+check(re.search(r"^\s+1\s.*\sWindows Kernel/SysConfig/Opcode\(37\)$", out, re.M) is not None,
+      "--stats counts the unknown SysConfig/Opcode(37)")
 rc, out, err = run("--stats", os.path.join(DATA, "smallEtlFile.etl"))
 check(re.search(r"^pointer size\s+4$", out, re.M) is not None, "--stats pointer size 4 for smallEtlFile")
 
