@@ -100,7 +100,9 @@ typedef struct etw_logfile_header {
 
 /* One problem met while reading. */
 typedef struct etw_diag {
-    etw_status status;
+    etw_status status;         /* what went wrong; ETW_OK for a warning (nothing
+                                * was lost: e.g. a manifest provider replaced by
+                                * a later file) */
     uint64_t file_offset;      /* where: buffer start + offset in the buffer */
     const char *message;       /* English, one line, no trailing newline */
 } etw_diag;
@@ -143,7 +145,10 @@ typedef struct etw_reader_stats {
 } etw_reader_stats;
 
 /* Open a file by path. On failure *out is NULL and the status says why
- * (ETW_E_IO, ETW_E_NOT_ETL, ETW_E_NOMEM...). */
+ * (ETW_E_IO, ETW_E_NOT_ETL, ETW_E_NOMEM...). ETW_E_IO leaves errno set: the
+ * open's or fstat's error, EISDIR for a directory, ESPIPE for a file that is
+ * not a regular file (a pipe, a terminal, a device: it cannot be read at
+ * offsets; read it into memory and use etw_reader_open_memory). */
 etw_status etw_reader_open_file(etw_reader **out, const char *path,
                                 const etw_reader_options *opt);
 

@@ -77,8 +77,17 @@ etw_status etw_file_open(const etw_allocator *a, const char *path, etw_file **ou
     int fd = open(path, O_RDONLY);
     if (fd < 0) return ETW_E_IO;
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
         close(fd);
+        errno = e;
+        return ETW_E_IO;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        /* a directory says so; a pipe, terminal or device cannot be read at
+         * offsets (the caller may copy it to memory: etwdump does) */
+        close(fd);
+        errno = S_ISDIR(st.st_mode) ? EISDIR : ESPIPE;
         return ETW_E_IO;
     }
     etw_file *f = etw_alloc(a, sizeof *f);

@@ -56,7 +56,10 @@ struct etw_decoder {
 
 static void report(void *ctx, const etw_diag *diag) {
     etw_decoder *d = ctx;
-    d->stats.problems++;
+    if (diag->status == ETW_OK) /* a warning: nothing was lost */
+        d->stats.warnings++;
+    else
+        d->stats.problems++;
     if (d->opt.on_diag) d->opt.on_diag(d->opt.diag_ctx, diag);
 }
 

@@ -32,6 +32,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -805,9 +806,11 @@ __attribute__((format(printf, 5, 6)))
 #endif
 static void diag(etw_manifest_set *m, etw_status st, const char *origin, uint32_t line,
                  const char *fmt, ...) {
-    m->problems++;
+    if (st != ETW_OK) m->problems++; /* ETW_OK: a warning, nothing lost */
     if (!m->on_diag) return;
-    int n = snprintf(m->msg, sizeof m->msg, "%s:%u: ", origin, (unsigned)line);
+    /* "file:line: " where there is a line, "file: " for the file itself */
+    int n = line ? snprintf(m->msg, sizeof m->msg, "%s:%u: ", origin, (unsigned)line)
+                 : snprintf(m->msg, sizeof m->msg, "%s: ", origin);
     if (n < 0) n = 0;
     if ((size_t)n < sizeof m->msg) {
         va_list ap;
@@ -1824,7 +1827,9 @@ etw_status etw_manifest_load_xml(etw_manifest_set *m, const char *xml, size_t le
 static etw_status load_file(etw_manifest_set *m, const char *path, uint32_t *providers) {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        diag(m, ETW_E_IO, path, 0, "cannot open the manifest");
+        int e = errno;
+        diag(m, ETW_E_IO, path, 0, "cannot read the manifest: %s", strerror(e));
+        errno = e;
         return ETW_E_IO;
     }
     etw_status st = ETW_OK;
@@ -1886,7 +1891,9 @@ typedef struct dir_walk {
 static etw_status load_dir(etw_manifest_set *m, const char *path, uint32_t depth, dir_walk *w) {
     DIR *d = opendir(path);
     if (!d) {
-        diag(m, ETW_E_IO, path, 0, "cannot open the directory");
+        int e = errno;
+        diag(m, ETW_E_IO, path, 0, "cannot read the directory: %s", strerror(e));
+        errno = e;
         return ETW_E_IO;
     }
     char **names = NULL;
@@ -1953,7 +1960,9 @@ etw_status etw_manifest_load_path(etw_manifest_set *m, const char *path, uint32_
     if (!m || !path) return ETW_E_INVALID_ARG;
     struct stat sb;
     if (stat(path, &sb) != 0) {
-        diag(m, ETW_E_IO, path, 0, "no such file or directory");
+        int e = errno;
+        diag(m, ETW_E_IO, path, 0, "cannot read the manifest: %s", strerror(e));
+        errno = e;
         return ETW_E_IO;
     }
     if (!S_ISDIR(sb.st_mode)) return load_file(m, path, providers);
