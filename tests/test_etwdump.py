@@ -369,7 +369,7 @@ check(first21.get("message") == "New connection created (local IP address [2001:
       % first21.get("message"))
 check("message" not in http[0], "no message without --messages")
 rc, out, err = run("--manifest", os.path.join(DATA, "no-such.man"), os.path.join(DATA, "HTTP_Server.etl"))
-check(rc == 2 and "cannot read manifest" in err, "missing manifest is fatal: rc %d %r" % (rc, err))
+check(rc == 2 and "cannot read the manifest: No such file" in err, "missing manifest is fatal: rc %d %r" % (rc, err))
 with tempfile.TemporaryDirectory() as tmp:
     bad = os.path.join(tmp, "bad.man")
     with open(bad, "w") as fh:
@@ -603,10 +603,47 @@ with tempfile.TemporaryDirectory() as tmp:
     check(len(renamed) == 873 and all(k[1:] == [k[0] + "_3", k[0] + "_4", k[0] + "_2"] for k in renamed),
           "duplicates: dup, dup, dup, dup_2 -> dup, dup_3, dup_4, dup_2: %r" % renamed[:1])
 
+# --- CLI messages (issue 9.7) -----------------------------------------------------
+small = os.path.join(DATA, "smallEtlFile.etl")
+with tempfile.TemporaryDirectory() as empty_dir:
+    rc, out, err = run(empty_dir)
+    check(rc == 2 and "no .etl file" in err and "Success" not in err, "empty directory: rc %d %r" % (rc, err))
+rc, out, err = run("/dev/null")
+check(rc == 2 and "empty" in err and "Success" not in err, "/dev/null: rc %d %r" % (rc, err))
+with open(small, "rb") as f:
+    small_bytes = f.read()
+ref = subprocess.run([ETWDUMP, small], capture_output=True, timeout=60).stdout
+for arg in ("-", "/dev/stdin"):  # standard input, and a pipe given by name
+    p = subprocess.run([ETWDUMP, arg], input=small_bytes, capture_output=True, timeout=60)
+    check(p.returncode == 0 and p.stdout == ref and p.stdout.count(b"\n") == 2,
+          "%s from a pipe: rc %d %r" % (arg, p.returncode, p.stderr[:200]))
+p = subprocess.run([ETWDUMP, "-"], input=b"", capture_output=True, timeout=60)
+check(p.returncode == 2 and b"standard input: empty" in p.stderr, "empty stdin: %r" % p.stderr)
+p = subprocess.run([ETWDUMP, "--stats", "-"], input=small_bytes, capture_output=True, timeout=60)
+check(p.returncode == 0 and b"standard input" in p.stdout, "--stats from stdin: %r" % p.stdout[:80])
+for q in ([], ["-q"]):
+    rc, out, err = run(*q, "-m", "/no/such.man", small)
+    check(rc == 2 and err.count("/no/such.man") == 1 and "No such file" in err and ":0:" not in err,
+          "missing manifest %s reported once: %r" % (q, err))
+rc, out, err = run("-o", "/dev/full", small)
+check(rc == 2 and "/dev/full: write error" in err, "-o /dev/full names the file: %r" % err)
+with open("/dev/full", "wb") as full_out:
+    p = subprocess.run([ETWDUMP, small], stdout=full_out, stderr=subprocess.PIPE, timeout=60)
+check(p.returncode == 2 and b"standard output: write error" in p.stderr, "stdout full: %r" % p.stderr)
+rc, out, err = run("-n", "0", os.path.join(DATA, "primitive-types.etl"))
+check(rc == 0 and out.count("\n") == 7, "-n 0 means every event: %d" % out.count("\n"))
+http_man_path = os.path.join(DATA, "HTTP_Server.man")
+rc, out, err = run("-n", "5", "-m", http_man_path, "-m", http_man_path, http_etl)
+check(rc == 0 and "warning: " in err and "replaces" in err, "a replaced provider is a warning: rc %d %r" % (rc, err))
+rc, out, err = run("--", small)
+check(rc == 0 and out.count("\n") == 2, "-- then the file: rc %d" % rc)
+rc, out, err = run("--", "-q")
+check(rc == 2 and "-q: cannot read" in err, "after --, -q is a file name: %r" % err)
+
 # --- help lists every option -----------------------------------------------------
 rc, out, err = run("--help")
 for opt in ("--format", "--stats", "--raw", "--file-order", "--max-events", "--output", "--quiet", "--help",
-            "--version"):
+            "--version", "0: no limit", "'-' reads a trace from standard input", "'--' ends the options"):
     check(opt in out, "--help mentions %s" % opt)
 readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "README.md")
 if os.path.exists(readme):

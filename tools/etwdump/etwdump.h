@@ -24,6 +24,9 @@
 #define MAX_MANIFESTS 64
 #define MAX_FILTERS 256
 #define MAX_INPUTS 4096
+/* A trace read from standard input ("-") or another stream (a pipe, a
+ * device) is held in memory: at most this many bytes (docs/limits.md). */
+#define STREAM_MAX ((size_t)1 << 30)
 
 /* One selection option as given: --provider X is {"provider", 0, "X"},
  * --exclude-pid 4 is {"pid", 1, "4"}. */
@@ -82,12 +85,15 @@ typedef struct session {
 int parse_args(int argc, char **argv, options *o);
 
 /* inputs.c: open every input (directories: their *.etl files, recursively,
- * in name order) into m. Unreadable ones are reported and skipped
+ * in name order; "-", pipes and devices read into memory, readers opened
+ * with ro) into m. Unreadable ones are reported and skipped
  * (*skipped counts them); returns the number of files opened. */
-int open_inputs(const options *o, etw_multi *m, diag_ctx *dc, int *skipped);
+int open_inputs(const options *o, const etw_reader_options *ro, etw_multi *m, diag_ctx *dc, int *skipped);
 
 /* inputs.c: the size in bytes of every file of m. */
 unsigned long long input_bytes(etw_multi *m);
+/* inputs.c: free the bytes of the traces read from streams (after m). */
+void inputs_free(void);
 
 /* filter.c: the library filter the selection options describe; NULL after
  * reporting a bad value. */
@@ -121,6 +127,8 @@ int stop_requested(void);
 int write_out(FILE *out, const void *buf, size_t len);
 /* Flush: same results as write_out. */
 int flush_out(FILE *out);
+/* The output as write errors name it (NULL: standard output). */
+void output_name_set(const char *name);
 
 
 #endif

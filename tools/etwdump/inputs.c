@@ -77,9 +77,101 @@ static void walk(const char *dir, int depth, name_list *out, int quiet, int *ski
     free(here.v);
 }
 
+/* ---- traces from streams: standard input ("-"), pipes, devices ---- */
+
+/* Their bytes, kept until inputs_free (the readers borrow them). */
+static name_list streams;
+
+void inputs_free(void) {
+    for (size_t i = 0; i < streams.n; i++) free(streams.v[i]);
+    free(streams.v);
+    memset(&streams, 0, sizeof streams);
+}
+
+/* Reads f to its end into *buf (malloc'd). 0 on success; -1 with errno on a
+ * read error; -2 when it is longer than STREAM_MAX. */
+static int slurp(FILE *f, unsigned char **buf, size_t *len) {
+    size_t cap = 0, n = 0;
+    unsigned char *b = NULL;
+    for (;;) {
+        if (n == cap) {
+            if (cap == STREAM_MAX) { /* full: one byte more is too long */
+                int c = fgetc(f);
+                if (c == EOF && !ferror(f)) break;
+                int e = errno;
+                free(b);
+                errno = e;
+                return c == EOF ? -1 : -2;
+            }
+            size_t nc = cap ? cap * 2 : (size_t)1 << 20;
+            if (nc > STREAM_MAX) nc = STREAM_MAX;
+            unsigned char *nb = realloc(b, nc);
+            if (!nb) {
+                free(b);
+                errno = ENOMEM;
+                return -1;
+            }
+            b = nb;
+            cap = nc;
+        }
+        size_t k = fread(b + n, 1, cap - n, f);
+        n += k;
+        if (k == 0) {
+            if (ferror(f)) {
+                int e = errno;
+                free(b);
+                errno = e;
+                return -1;
+            }
+            break;
+        }
+    }
+    *buf = b;
+    *len = n;
+    return 0;
+}
+
+static void report_open(const char *path, etw_status s, int err);
+
+/* A trace that cannot be read at offsets: its bytes into memory, then a
+ * reader over them. 1 when added; 0 after reporting why not. */
+static int add_stream(etw_multi *m, const char *path, const char *shown, const etw_reader_options *ro) {
+    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    int k = f ? slurp(f, &buf, &len) : -1;
+    int e = errno;
+    if (f && f != stdin) fclose(f);
+    if (k == -2) {
+        fprintf(stderr, "etwdump: %s: longer than %u MiB; save it to a file first\n", shown,
+                (unsigned)(STREAM_MAX >> 20));
+        return 0;
+    }
+    if (k != 0) {
+        fprintf(stderr, "etwdump: %s: cannot read: %s\n", shown, strerror(e));
+        return 0;
+    }
+    if (len == 0 || !list_add(&streams, (char *)buf)) {
+        if (len == 0)
+            fprintf(stderr, "etwdump: %s: empty, not an ETL file\n", shown);
+        else
+            fprintf(stderr, "etwdump: out of memory\n");
+        free(buf);
+        return 0;
+    }
+    etw_reader *r = NULL;
+    etw_status s = etw_reader_open_memory(&r, buf, len, ro);
+    if (s == ETW_OK) s = etw_multi_add_reader(m, r, shown);
+    if (s != ETW_OK) {
+        report_open(shown, s, 0);
+        return 0;
+    }
+    return 1;
+}
+
 static void report_open(const char *path, etw_status s, int err) {
     if (s == ETW_E_IO)
-        fprintf(stderr, "etwdump: %s: cannot read: %s\n", path, strerror(err));
+        fprintf(stderr, "etwdump: %s: cannot read: %s\n", path, err ? strerror(err) : "read error");
     else if (s == ETW_E_NOT_ETL)
         fprintf(stderr, "etwdump: %s: not an ETL file (no buffer header and log-file header at offset 0)\n",
                 path);
@@ -87,7 +179,7 @@ static void report_open(const char *path, etw_status s, int err) {
         fprintf(stderr, "etwdump: %s: %s\n", path, etw_strerror(s));
 }
 
-int open_inputs(const options *o, etw_multi *m, diag_ctx *dc, int *skipped) {
+int open_inputs(const options *o, const etw_reader_options *ro, etw_multi *m, diag_ctx *dc, int *skipped) {
     name_list files = {0};
     *skipped = 0;
     for (int i = 0; i < o->ninputs; i++) {
@@ -109,11 +201,19 @@ int open_inputs(const options *o, etw_multi *m, diag_ctx *dc, int *skipped) {
     }
     int opened = 0;
     for (size_t i = 0; i < files.n; i++) {
-        dc->path = files.v[i];
+        int from_stdin = !strcmp(files.v[i], "-");
+        const char *shown = from_stdin ? "standard input" : files.v[i];
+        dc->path = shown;
         errno = 0;
-        etw_status s = etw_multi_add_file(m, files.v[i]);
-        if (s != ETW_OK) {
-            report_open(files.v[i], s, errno);
+        etw_status s = from_stdin ? ETW_E_IO : etw_multi_add_file(m, files.v[i]);
+        int err = errno;
+        if (from_stdin || (s == ETW_E_IO && err == ESPIPE)) { /* a stream: read it whole */
+            if (add_stream(m, files.v[i], shown, ro))
+                opened++;
+            else
+                (*skipped)++;
+        } else if (s != ETW_OK) {
+            report_open(files.v[i], s, err);
             (*skipped)++;
         } else {
             opened++;

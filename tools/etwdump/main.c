@@ -21,11 +21,13 @@ static void on_diag(void *ctx, const etw_diag *d) {
             d->message);
 }
 
-/* Problems learning schemas (manifests name their own file and line). */
+/* Problems learning schemas (manifests name their own file and line); a
+ * manifest that cannot be read is said even with --quiet (it stops the
+ * run); status ETW_OK is a warning (nothing lost). */
 static void on_decoder_diag(void *ctx, const etw_diag *d) {
     const diag_ctx *c = ctx;
-    if (c->quiet) return;
-    fprintf(stderr, "etwdump: %s\n", d->message);
+    if (c->quiet && d->status != ETW_E_IO) return;
+    fprintf(stderr, "etwdump: %s%s\n", d->status == ETW_OK ? "warning: " : "", d->message);
 }
 
 /* The decoder with the user's manifests and each file's merged schemas. */
@@ -41,8 +43,7 @@ static int setup_decoder(const options *o, etw_multi *m, diag_ctx *dc, etw_decod
     for (int i = 0; i < o->nmanifests; i++) {
         etw_status ms = etw_decoder_add_manifest(*out, o->manifests[i], NULL);
         if (ms == ETW_E_IO) {
-            fprintf(stderr, "etwdump: %s: cannot read manifest: %s\n", o->manifests[i], strerror(errno));
-            return EXIT_FATAL;
+            return EXIT_FATAL; /* reported by on_decoder_diag */
         } else if (ms != ETW_OK) {
             rc = EXIT_SKIPPED; /* reported with its line; the other manifests still load */
         }
@@ -76,9 +77,10 @@ int main(int argc, char **argv) {
         return EXIT_FATAL;
     }
     int skipped = 0;
-    int opened = open_inputs(&o, m, &dc, &skipped);
+    int opened = open_inputs(&o, &ro, m, &dc, &skipped);
     if (!opened) {
         etw_multi_free(m);
+        inputs_free();
         return EXIT_FATAL;
     }
     dc.multi = m;
@@ -86,8 +88,10 @@ int main(int argc, char **argv) {
     if (o.output && !(out = fopen(o.output, "wb"))) {
         fprintf(stderr, "etwdump: %s: %s\n", o.output, strerror(errno));
         etw_multi_free(m);
+        inputs_free();
         return EXIT_FATAL;
     }
+    output_name_set(o.output);
     etw_decoder *dec = NULL;
     etw_filter *filter = NULL;
     int rc = setup_decoder(&o, m, &dc, &dec);
@@ -115,9 +119,13 @@ int main(int argc, char **argv) {
     }
     int fr = flush_out(out);
     if (fr < 0 && rc != EXIT_FATAL) rc = EXIT_FATAL;
-    if (out != stdout) fclose(out);
+    if (out != stdout && fclose(out) != 0 && fr == 0 && rc != EXIT_FATAL) {
+        fprintf(stderr, "etwdump: %s: write error: %s\n", o.output, strerror(errno));
+        rc = EXIT_FATAL;
+    }
     etw_filter_free(filter);
     etw_decoder_free(dec);
     etw_multi_free(m);
+    inputs_free();
     return rc;
 }

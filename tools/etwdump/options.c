@@ -7,12 +7,14 @@
 #include "etwdump.h"
 
 static const char usage_text[] =
-    "usage: etwdump [OPTIONS] FILE.etl|DIR...\n"
+    "usage: etwdump [OPTIONS] [--] FILE.etl|DIR|-...\n"
     "\n"
     "Decode Windows ETW traces into JSON Lines (one object per event, in\n"
     "timestamp order; the first one is the log-file header), text or CSV, or\n"
     "summarize them. Several files (directories: their *.etl files, recursively)\n"
     "are merged into one timeline; each event then says its \"file\".\n"
+    "'-' reads a trace from standard input (held in memory, at most 1 GiB;\n"
+    "pipes and devices given by name too); '--' ends the options.\n"
     "\n"
     "options:\n"
     "  --format FMT         json (the contract, default), text (one readable line\n"
@@ -41,7 +43,7 @@ static const char usage_text[] =
     "                       the events do not go to a terminal too)\n"
     "  --raw                add \"raw\" (user data in hex) to every event\n"
     "  --file-order         keep the file's record order (no merge by time)\n"
-    "  -n, --max-events N   stop after N (selected) events\n"
+    "  -n, --max-events N   stop after N (selected) events (0: no limit)\n"
     "  -o, --output FILE    write to FILE instead of standard output\n"
     "  -q, --quiet          do not report damaged data on standard error\n"
     "  -h, --help           show this help\n"
@@ -124,11 +126,25 @@ static int add_fields(options *o, char *list) {
     return 1;
 }
 
+static int add_input(options *o, const char *a) {
+    if (o->ninputs == MAX_INPUTS) {
+        fprintf(stderr, "etwdump: at most %d files and directories\n", MAX_INPUTS);
+        return 0;
+    }
+    o->inputs[o->ninputs++] = a;
+    return 1;
+}
+
 int parse_args(int argc, char **argv, options *o) {
     memset(o, 0, sizeof *o);
+    int options_done = 0; /* after "--" every argument is an input */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        if (options_done || a[0] != '-' || !a[1]) { /* "-" is standard input */
+            if (!add_input(o, a)) return 0;
+        } else if (!strcmp(a, "--")) {
+            options_done = 1;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(usage_text, stdout);
             exit(EXIT_CLEAN);
         } else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
@@ -213,14 +229,9 @@ int parse_args(int argc, char **argv, options *o) {
             fs->key = filter_options[k].key;
             fs->exclude = filter_options[k].exclude;
             fs->value = v;
-        } else if (a[0] == '-' && a[1]) {
+        } else {
             fprintf(stderr, "etwdump: unknown option '%s' (see --help)\n", a);
             return 0;
-        } else if (o->ninputs == MAX_INPUTS) {
-            fprintf(stderr, "etwdump: at most %d files and directories\n", MAX_INPUTS);
-            return 0;
-        } else {
-            o->inputs[o->ninputs++] = a;
         }
         continue;
     missing:

@@ -105,16 +105,20 @@ void signals_install(void) {
 
 int stop_requested(void) { return stop_flag != 0; }
 
+static const char *out_name = "standard output";
+
+void output_name_set(const char *name) { out_name = name ? name : "standard output"; }
+
 int write_out(FILE *out, const void *buf, size_t len) {
     if (fwrite(buf, 1, len, out) == len) return 0;
     if (errno == EPIPE) return 1;
-    fprintf(stderr, "etwdump: write error: %s\n", strerror(errno));
+    fprintf(stderr, "etwdump: %s: write error: %s\n", out_name, strerror(errno));
     return -1;
 }
 
 int flush_out(FILE *out) {
     if (fflush(out) == 0) return 0;
     if (errno == EPIPE) return 1;
-    fprintf(stderr, "etwdump: write error: %s\n", strerror(errno));
+    fprintf(stderr, "etwdump: %s: write error: %s\n", out_name, strerror(errno));
     return -1;
 }
