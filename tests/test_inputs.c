@@ -59,13 +59,13 @@ static void test_manifest_messages(void) {
     o.diag_ctx = &s;
     etw_decoder *d;
     ETW_CHECK_INT(etw_decoder_new(&d, &o), ETW_OK);
-    /* a missing file: one message, "path: cannot read the manifest: why",
-     * no ":0:" line number, errno kept */
+    /* a missing file: one message, "path:0: cannot read the manifest: why"
+     * (line 0: the file itself), errno kept */
     errno = 0;
     ETW_CHECK_INT(etw_decoder_add_manifest(d, "/no/such.man", NULL), ETW_E_IO);
     ETW_CHECK_INT(errno, ENOENT);
     ETW_CHECK_INT(s.n, 1);
-    ETW_CHECK_STR(s.last, "/no/such.man: cannot read the manifest: No such file or directory");
+    ETW_CHECK_STR(s.last, "/no/such.man:0: cannot read the manifest: No such file or directory");
     ETW_CHECK_INT(etw_decoder_stats_get(d)->problems, 1);
     /* the same provider twice: the later file wins, with a warning that is
      * not a problem */

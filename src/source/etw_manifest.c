@@ -808,9 +808,7 @@ static void diag(etw_manifest_set *m, etw_status st, const char *origin, uint32_
                  const char *fmt, ...) {
     if (st != ETW_OK) m->problems++; /* ETW_OK: a warning, nothing lost */
     if (!m->on_diag) return;
-    /* "file:line: " where there is a line, "file: " for the file itself */
-    int n = line ? snprintf(m->msg, sizeof m->msg, "%s:%u: ", origin, (unsigned)line)
-                 : snprintf(m->msg, sizeof m->msg, "%s: ", origin);
+    int n = snprintf(m->msg, sizeof m->msg, "%s:%u: ", origin, (unsigned)line);
     if (n < 0) n = 0;
     if ((size_t)n < sizeof m->msg) {
         va_list ap;
