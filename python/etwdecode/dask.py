@@ -9,15 +9,17 @@ time into several partitions, each decoded by its own task from only the
 buffers its time range covers (etw_reader_set_range). The split decode gives
 exactly the events of the whole-file decode, in order: the time ranges are
 cut on each processor's order time, so events of buffers that straddle a
-boundary come once, and the schemas the trace teaches (merged metadata,
-EventSource manifests sent before the range) are read by each task from
-their records alone.
+boundary come once, and what the trace teaches the decoder (merged
+metadata, EventSource manifests and kernel thread records sent before the
+range) is read by each task from those records alone.
 
 What a task receives: the path (the file must be on storage every worker
 sees), the manifest paths, the filters, and for a split file its time range
-and the places (buffer offset, record offset) of the schema records -- a few
-numbers per partition, never an event. Planning a split reads the file's
-record headers once on the client (no payload decoding).
+and the places (buffer offset, record offset) of the records to learn -- a
+few numbers per partition, never an event. A split file is planned by one
+task of its own (on a worker: the client only looks at file sizes), which
+reads the file's record headers once, with one schema lookup per event and
+no payload decoded.
 
 Memory per worker: a task holds one partition: the reader's buffer per
 processor and its index (a few MiB), and the partition's rows as Python
@@ -70,30 +72,71 @@ def _blocksize(blocksize):
     return int(blocksize)
 
 
+def _count(path, blocksize, npartitions):
+    """How many partitions a file gets (from its size alone)."""
+    if npartitions:
+        return int(npartitions)
+    if blocksize is None:
+        return 1
+    return max(1, math.ceil(os.path.getsize(path) / blocksize))
+
+
+def _plan_file(path, n, manifests=()):
+    """The plan of one file in n time ranges (fewer when it has too few
+    buffers): one pass over the record headers with one schema lookup per
+    event, no payload decoded."""
+    whole = [{"path": path, "range": None, "learn": None}]
+    if n == 1:
+        return whole
+    with Reader(path, list(manifests), learn=[]) as r:
+        bounds = r._split(n)
+        _counts, places = r._scan()
+    if len(bounds) == 2:
+        return whole
+    plan = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        # what a range must learn first: the merged metadata (the whole trace),
+        # and what holds after its record when that comes before the range
+        learn = [(b, rec) for (b, rec, order, later) in places if not later or order < lo]
+        plan.append({"path": path, "range": (lo, hi), "learn": learn})
+    return plan
+
+
+def _plan_part(plan, i):
+    return plan[i] if i < len(plan) else None
+
+
 def partitions(paths_or_globs, blocksize=DEFAULT_BLOCKSIZE, npartitions=None, manifests=()):
-    """The partition plan: a list of dicts {path, range, learn}, one per
-    partition, in file then time order. range is (from, to) in FILETIME (100
-    ns since 1601) or None for a whole file; learn lists the schema records
-    a range must read first. npartitions (per file) overrides blocksize."""
+    """The partition plan, computed here: a list of dicts {path, range,
+    learn}, one per partition, in file then time order. range is (from, to)
+    in FILETIME (100 ns since 1601) or None for a whole file; learn lists the
+    places (buffer offset, record offset) of the records a range reads first.
+    npartitions (per file) overrides blocksize. (read_etl and to_bag plan
+    large files in a task of their own instead, on a worker.)"""
     blocksize = _blocksize(blocksize)
     plan = []
     for path in _paths(paths_or_globs):
-        size = os.path.getsize(path)
-        n = npartitions or (1 if blocksize is None else max(1, math.ceil(size / blocksize)))
-        if n == 1:
-            plan.append({"path": path, "range": None, "learn": None})
-            continue
-        # one pass over the record headers (no payload decoded, no prescan)
-        with Reader(path, manifests, learn=[]) as r:
-            bounds = r._split(n)
-            _counts, places = r._scan()
-        if len(bounds) == 2:
-            plan.append({"path": path, "range": None, "learn": None})
-            continue
-        for lo, hi in zip(bounds[:-1], bounds[1:]):
-            learn = [(b, rec) for (b, rec, order, later) in places if not later or order < lo]
-            plan.append({"path": path, "range": (lo, hi), "learn": learn})
+        plan += _plan_file(path, _count(path, blocksize, npartitions), manifests)
     return plan
+
+
+def _tasks(fn, paths_or_globs, blocksize, npartitions, manifests, options, pairs):
+    """One delayed task per partition: whole files directly, split files
+    through one planning task per file (so the client only stats the files)."""
+    from dask import delayed
+    blocksize = _blocksize(blocksize)
+    tasks = []
+    for path in _paths(paths_or_globs):
+        n = _count(path, blocksize, npartitions)
+        if n == 1:
+            part = {"path": path, "range": None, "learn": None}
+            tasks.append(delayed(fn, pure=True)(part, manifests, options, pairs))
+            continue
+        plan = delayed(_plan_file, pure=True)(path, n, manifests)
+        for i in range(n):
+            part = delayed(_plan_part, pure=True)(plan, i)
+            tasks.append(delayed(fn, pure=True)(part, manifests, options, pairs))
+    return tasks
 
 
 def _events(part, manifests, options, pairs):
@@ -107,11 +150,15 @@ def _events(part, manifests, options, pairs):
 
 
 def _frame_of(part, manifests, options, pairs):
+    if part is None:  # a file with fewer time ranges than partitions
+        return _frames.empty_frame()
     with _events(part, manifests, options, pairs) as events:
         return _frames.events_to_frame(events, expand=False)
 
 
 def _list_of(part, manifests, options, pairs):
+    if part is None:
+        return []
     with _events(part, manifests, options, pairs) as events:
         return list(events)
 
@@ -126,9 +173,8 @@ def read_etl(paths_or_globs, manifests=(), blocksize=DEFAULT_BLOCKSIZE, npartiti
     pairs = predicates(filters)
     options = {"raw": raw, "no_manifest_events": no_manifest_events}
     manifests = [os.path.abspath(m) for m in manifests]
-    plan = partitions(paths_or_globs, blocksize, npartitions, manifests)
-    return dd.from_map(_frame_of, plan, args=(manifests, options, pairs), meta=_frames.empty_frame(),
-                       label="read-etl", enforce_metadata=False)
+    tasks = _tasks(_frame_of, paths_or_globs, blocksize, npartitions, manifests, options, pairs)
+    return dd.from_delayed(tasks, meta=_frames.empty_frame(), verify_meta=False)
 
 
 def to_bag(paths_or_globs, manifests=(), blocksize=DEFAULT_BLOCKSIZE, npartitions=None, *,
@@ -139,13 +185,4 @@ def to_bag(paths_or_globs, manifests=(), blocksize=DEFAULT_BLOCKSIZE, npartition
     pairs = predicates(filters)
     options = {"raw": raw, "no_manifest_events": no_manifest_events}
     manifests = [os.path.abspath(m) for m in manifests]
-    plan = partitions(paths_or_globs, blocksize, npartitions, manifests)
-    return db.from_sequence(plan, npartitions=len(plan) or 1).map_partitions(
-        _bag_partition, manifests, options, pairs)
-
-
-def _bag_partition(parts, manifests, options, pairs):
-    out = []
-    for part in parts:
-        out += _list_of(part, manifests, options, pairs)
-    return out
+    return db.from_delayed(_tasks(_list_of, paths_or_globs, blocksize, npartitions, manifests, options, pairs))

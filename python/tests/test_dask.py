@@ -133,3 +133,12 @@ def test_read_etl_frame_types(client):
     assert str(pdf["time"].dtype) == "datetime64[ns, UTC]"
     assert len(pdf) == 2042
     assert (pdf["provider"] == "Microsoft-Windows-HttpService").sum() == 2041
+
+
+def test_more_partitions_than_buffers(client):
+    # smallEtlFile.etl has one buffer: one range, the other partitions empty
+    df = ed.read_etl(trace("smallEtlFile.etl"), npartitions=3)
+    assert df.npartitions == 3
+    pdf = df.compute()
+    assert list(pdf["event"]) == [e["event"] for e in whole("smallEtlFile.etl")]
+    assert len(pdf) == 2
