@@ -871,6 +871,11 @@ static int Reader_init(Reader *self, PyObject *args, PyObject *kw) {
                                      &manifests, &raw, &no_me, &max_events, &file_order, &range, &learn,
                                      &no_decode, &filters))
         return -1;
+    if (self->r || self->path) {
+        Py_DECREF(path_obj);
+        PyErr_SetString(PyExc_RuntimeError, "a Reader is opened once");
+        return -1;
+    }
     Py_XSETREF(self->path, path_obj);
     if (filters != Py_None && PyObject_IsTrue(filters) && add_filters(self, filters) < 0) return -1;
     self->raw_always = raw;
@@ -1030,6 +1035,10 @@ end:
 /* stats(): what the reader and decoder counted so far. */
 static PyObject *Reader_stats(Reader *self, PyObject *unused) {
     (void)unused;
+    if (!self->r) {
+        PyErr_SetString(PyExc_ValueError, "the reader is closed");
+        return NULL;
+    }
     const etw_reader_stats *st = etw_reader_stats_get(self->r);
     const etw_logfile_header *h = etw_reader_logfile(self->r);
     PyObject *forms = PyDict_New();
@@ -1187,6 +1196,10 @@ done:
 
 /* _split(n): time boundaries of at most n ranges of about equal bytes. */
 static PyObject *Reader_split(Reader *self, PyObject *arg) {
+    if (!self->r) {
+        PyErr_SetString(PyExc_ValueError, "the reader is closed");
+        return NULL;
+    }
     unsigned long n = PyLong_AsUnsignedLong(arg);
     if (PyErr_Occurred()) return NULL;
     if (n == 0 || n > 1000000) {

@@ -147,3 +147,12 @@ def test_damaged_buffer_warns_and_goes_on(tmp_path):
     assert "damaged.etl" in msgs[0] and "offset 0x%x" % at in " ".join(msgs)
     whole = list(etwdecode.open(src))
     assert 0 < len(evs) < len(whole)
+
+
+def test_closed_reader_says_so():
+    with etwdecode.open(trace("HTTP_Server.etl")) as events:
+        first = next(events)
+    assert first["event"] == "EventTrace"
+    assert list(events) == []
+    with pytest.raises(ValueError):
+        events.stats()
