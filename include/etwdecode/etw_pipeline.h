@@ -106,12 +106,17 @@ typedef struct etw_pipeline_options {
     void *ctx;
     /* Stop after this many selected events; 0: no limit. */
     uint64_t max_events;
+    /* Called on the calling thread for every event taken from the reader
+     * (n counts them from 1), e.g. for a progress line; nonzero stops the
+     * run (ETW_OK is returned; events already read are still written).
+     * NULL: not called. */
+    int (*on_read)(void *ctx, uint64_t n, const etw_event *ev);
 } etw_pipeline_options;
 
 typedef struct etw_pipeline_stats {
     uint64_t events_read;      /* events taken from the reader */
     uint64_t events_written;   /* events selected and written */
-    uint64_t decoder_problems; /* decoder diagnostics reported */
+    uint64_t decoder_problems; /* decoder diagnostics reported (not warnings: status ETW_OK) */
     uint64_t bytes_written;
 } etw_pipeline_stats;
 
@@ -133,6 +138,14 @@ etw_status etw_pipeline_run(etw_pipeline *p);
  * been reported through its on_diag (in file order). */
 typedef int (*etw_pipeline_scan_fn)(void *ctx, void *state, const etw_event *ev);
 etw_status etw_pipeline_scan(etw_pipeline *p, etw_pipeline_scan_fn fn, etw_reader_stats *stats);
+
+/* Learn the merged metadata of the whole trace before the run, as
+ * etw_decoder_prescan does (a pass over the file on the calling thread that
+ * decodes no payload; the reader is rewound). Needed when the reader does
+ * not merge by time (etw_reader_options.file_order): a MetaData record then
+ * need not come near the first event it describes. Problems the pass meets
+ * come again in the run: mute the reader's on_diag around this call. */
+etw_status etw_pipeline_prescan(etw_pipeline *p);
 
 const etw_pipeline_stats *etw_pipeline_stats_get(const etw_pipeline *p);
 

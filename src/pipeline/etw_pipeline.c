@@ -136,6 +136,7 @@ struct etw_pipeline {
     etw_diag_fn reader_diag;
     void *reader_diag_ctx;
 
+    int prescanned;     /* the ahead log holds every MetaData record already */
     int stop;
     etw_status fail;
     etw_pipeline_stats stats;
@@ -213,8 +214,9 @@ static void on_decoder_diag(void *ctx, const etw_diag *d) {
     if (w->cur) {
         batch_diag(p, w->cur, d);
     } else {
-        /* on the calling thread: setup or the end of the trace */
-        p->stats.decoder_problems++;
+        /* on the calling thread: setup or the end of the trace; status
+         * ETW_OK is a warning (nothing lost), not a problem */
+        if (d->status != ETW_OK) p->stats.decoder_problems++;
         if (p->opt.decoder.on_diag) p->opt.decoder.on_diag(p->opt.decoder.diag_ctx, d);
     }
 }
@@ -516,7 +518,7 @@ static void write_batch(etw_pipeline *p, batch *b) {
         d.status = b->diags[i].status;
         d.file_offset = b->diags[i].offset;
         d.message = b->dtext + b->diags[i].msg_at;
-        p->stats.decoder_problems++;
+        if (d.status != ETW_OK) p->stats.decoder_problems++;
         if (p->opt.decoder.on_diag) p->opt.decoder.on_diag(p->opt.decoder.diag_ctx, &d);
     }
     if (p->stop) return;
@@ -659,7 +661,9 @@ etw_status etw_pipeline_run(etw_pipeline *p) {
             if (rs != ETW_END) s = rs;
             break;
         }
+        if (p->opt.on_read && p->opt.on_read(p->opt.ctx, p->stats.events_read + 1, &ev)) break;
         etw_learn_kind kind = etw_decoder_learn_kind(p->workers[0].dec, &ev);
+        if (kind == ETW_LEARN_AHEAD && p->prescanned) kind = ETW_LEARN_NONE;
         if (kind != ETW_LEARN_NONE && (s = log_event(p, &ev, pos, kind)) != ETW_OK) break;
         size_t need = event_bytes(&ev);
         if (cur->n && (cur->n == cur->cap || cur->blen + need > ETW_PIPELINE_BATCH_BYTES)) {
@@ -851,6 +855,17 @@ etw_status etw_pipeline_new(etw_pipeline **out, etw_reader *r, const etw_pipelin
 
 void *etw_pipeline_worker_state(etw_pipeline *p, unsigned i) {
     return p && i < p->nworkers ? p->workers[i].state : NULL;
+}
+
+etw_status etw_pipeline_prescan(etw_pipeline *p) {
+    if (!p) return ETW_E_INVALID_ARG;
+    etw_status s = etw_reader_rewind(p->r);
+    etw_event ev;
+    while (s == ETW_OK && (s = etw_reader_next(p->r, &ev)) == ETW_OK)
+        if (etw_decoder_learn_kind(p->workers[0].dec, &ev) == ETW_LEARN_AHEAD) s = log_event(p, &ev, 0, ETW_LEARN_AHEAD);
+    if (s != ETW_END) return s;
+    p->prescanned = 1;
+    return etw_reader_rewind(p->r);
 }
 
 const etw_pipeline_stats *etw_pipeline_stats_get(const etw_pipeline *p) { return p ? &p->stats : NULL; }

@@ -27,6 +27,7 @@
 /* A trace read from standard input ("-") or another stream (a pipe, a
  * device) is held in memory: at most this many bytes (docs/limits.md). */
 #define STREAM_MAX ((size_t)1 << 30)
+#define MAX_JOBS 256
 
 /* One selection option as given: --provider X is {"provider", 0, "X"},
  * --exclude-pid 4 is {"pid", 1, "4"}. */
@@ -59,6 +60,7 @@ typedef struct options {
     int nfields;
     filter_spec filters[MAX_FILTERS];
     int nfilters;
+    unsigned jobs; /* -j; 0: the processors available */
 } options;
 
 typedef struct diag_ctx {
@@ -101,6 +103,21 @@ etw_filter *build_filter(const options *o);
 
 /* output.c: the selected events in the chosen format. */
 int run_events(session *s);
+
+/* output.c: 1 when run_events_parallel can do this run: one input file,
+ * events (not --stats/--schemas), columns known without a first pass. */
+int parallel_run(const options *o, etw_multi *m);
+
+/* output.c: the same as run_events, decoded on -j threads by the library's
+ * pipeline (one decoder and filter per thread, in one pass over the file:
+ * no pre-scan). s->dec and s->filter are not used. */
+int run_events_parallel(session *s);
+
+/* main.c: worker threads for -j (0: all on the calling thread, -j 1). */
+unsigned worker_threads(const options *o);
+
+/* main.c: problems learning schemas (manifests name their own file and line). */
+void on_decoder_diag(void *ctx, const etw_diag *d);
 
 /* stats.c: --stats, a summary instead of the events. */
 int run_stats(session *s);

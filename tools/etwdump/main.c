@@ -24,7 +24,7 @@ static void on_diag(void *ctx, const etw_diag *d) {
 /* Problems learning schemas (manifests name their own file and line); a
  * manifest that cannot be read is said even with --quiet (it stops the
  * run); status ETW_OK is a warning (nothing lost). */
-static void on_decoder_diag(void *ctx, const etw_diag *d) {
+void on_decoder_diag(void *ctx, const etw_diag *d) {
     const diag_ctx *c = ctx;
     if (c->quiet && d->status != ETW_E_IO) return;
     fprintf(stderr, "etwdump: %s%s\n", d->status == ETW_OK ? "warning: " : "", d->message);
@@ -61,6 +61,12 @@ static int setup_decoder(const options *o, etw_multi *m, diag_ctx *dc, etw_decod
     return rc;
 }
 
+unsigned worker_threads(const options *o) {
+    unsigned j = o->jobs ? o->jobs : etw_pipeline_cpu_count();
+    if (j > MAX_JOBS) j = MAX_JOBS;
+    return j <= 1 ? 0 : j;
+}
+
 int main(int argc, char **argv) {
     static options o; /* large (the input and field lists): not on the stack */
     if (!parse_args(argc, argv, &o)) return EXIT_FATAL;
@@ -94,7 +100,9 @@ int main(int argc, char **argv) {
     output_name_set(o.output);
     etw_decoder *dec = NULL;
     etw_filter *filter = NULL;
-    int rc = setup_decoder(&o, m, &dc, &dec);
+    int parallel = parallel_run(&o, m);
+    /* the pipeline makes its own decoders and filters, one per thread */
+    int rc = parallel ? EXIT_CLEAN : setup_decoder(&o, m, &dc, &dec);
     if (rc != EXIT_FATAL && !(filter = build_filter(&o))) rc = EXIT_FATAL;
     if (rc != EXIT_FATAL) {
         session s;
@@ -113,7 +121,10 @@ int main(int argc, char **argv) {
             if (i == 0 || t < s.origin) s.origin = t;
         }
         etw_filter_set_origin(filter, s.origin);
-        int r2 = o.stats ? run_stats(&s) : o.schemas ? run_schemas(&s) : run_events(&s);
+        int r2 = o.stats     ? run_stats(&s)
+                 : o.schemas ? run_schemas(&s)
+                 : parallel  ? run_events_parallel(&s)
+                             : run_events(&s);
         if (r2 > rc) rc = r2;
         if (rc == EXIT_CLEAN && skipped) rc = EXIT_SKIPPED;
     }

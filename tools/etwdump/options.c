@@ -44,6 +44,8 @@ static const char usage_text[] =
     "  --raw                add \"raw\" (user data in hex) to every event\n"
     "  --file-order         keep the file's record order (no merge by time)\n"
     "  -n, --max-events N   stop after N (selected) events (0: no limit)\n"
+    "  -j, --jobs N         decode on N threads (default: the processors\n"
+    "                       available); the output is the same for every N\n"
     "  -o, --output FILE    write to FILE instead of standard output\n"
     "  -q, --quiet          do not report damaged data on standard error\n"
     "  -h, --help           show this help\n"
@@ -204,6 +206,16 @@ int parse_args(int argc, char **argv, options *o) {
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
             if (++i >= argc) goto missing;
             o->output = argv[i];
+        } else if (!strcmp(a, "-j") || !strcmp(a, "--jobs")) {
+            if (++i >= argc) goto missing;
+            char *end;
+            errno = 0;
+            unsigned long long j = strtoull(argv[i], &end, 10);
+            if (errno || *end || argv[i][0] == '-' || !argv[i][0] || j < 1 || j > MAX_JOBS) {
+                fprintf(stderr, "etwdump: --jobs needs a number from 1 to %d, not '%s'\n", MAX_JOBS, argv[i]);
+                return 0;
+            }
+            o->jobs = (unsigned)j;
         } else if (!strcmp(a, "-n") || !strcmp(a, "--max-events")) {
             if (++i >= argc) goto missing;
             char *end;

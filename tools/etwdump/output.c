@@ -1,6 +1,8 @@
 /* etwdump - the selected events, as JSON Lines, text or CSV (etw_render.h). */
 #define _DEFAULT_SOURCE /* tm_gmtoff */
 #include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -114,5 +116,199 @@ int run_events(session *s) {
             if (etw_reader_stats_get(etw_multi_reader(s->m, i))->problems) problems = 1;
         if (problems) rc = EXIT_SKIPPED;
     }
+    return rc;
+}
+
+/* --- -j: the pipeline ------------------------------------------------------- */
+
+int parallel_run(const options *o, etw_multi *m) {
+    return !o->stats && !o->schemas && etw_multi_count(m) == 1 && !(o->format == ETW_RENDER_CSV && !o->nfields);
+}
+
+typedef struct par_run {
+    session *s;
+    const etw_reader *r;
+    progress *pg;
+    int setups;       /* decoders set up so far: problems are told for the first */
+    int setup_rc;
+    int stopped;      /* the reader of the pipe went away */
+    int write_failed; /* reported */
+    int interrupted;
+    atomic_int oom;   /* a filter ran out of memory (on a worker) */
+} par_run;
+
+/* One worker: its filter and renderer (single-threaded, like its decoder). */
+typedef struct par_worker {
+    etw_filter *filter;
+    etw_renderer *rd;
+} par_worker;
+
+static void render_options(const session *s, etw_decoder *dec, etw_render_options *ro) {
+    const options *o = s->o;
+    memset(ro, 0, sizeof *ro);
+    ro->format = o->format;
+    ro->json.decoder = dec;
+    ro->json.raw_always = o->raw;
+    ro->json.messages = o->messages;
+    ro->fields = o->nfields ? o->fields : NULL;
+    ro->nfields = (size_t)o->nfields;
+    ro->time = o->time;
+    ro->time_origin = s->origin;
+    ro->utc_offset = local_offset;
+}
+
+static etw_status par_setup(void *ctx, etw_decoder *dec) {
+    par_run *pr = ctx;
+    const options *o = pr->s->o;
+    int first = pr->setups++ == 0;
+    for (int i = 0; i < o->nmanifests; i++) {
+        etw_status ms = etw_decoder_add_manifest(dec, o->manifests[i], NULL);
+        if (!first) continue;
+        if (ms == ETW_E_IO) {
+            pr->setup_rc = EXIT_FATAL; /* reported by on_decoder_diag */
+        } else if (ms != ETW_OK && pr->setup_rc < EXIT_SKIPPED) {
+            pr->setup_rc = EXIT_SKIPPED; /* reported with its line; the other manifests still load */
+        }
+    }
+    return ETW_OK;
+}
+
+static void *par_worker_new(void *ctx, etw_decoder *dec) {
+    par_run *pr = ctx;
+    par_worker *w = calloc(1, sizeof *w);
+    if (!w) return NULL;
+    etw_render_options ro;
+    render_options(pr->s, dec, &ro);
+    if (!(w->filter = build_filter(pr->s->o)) || etw_renderer_new(&w->rd, NULL, &ro) != ETW_OK) {
+        etw_filter_free(w->filter);
+        free(w);
+        return NULL;
+    }
+    etw_filter_set_origin(w->filter, pr->s->origin);
+    return w;
+}
+
+static void par_worker_free(void *ctx, void *state) {
+    (void)ctx;
+    par_worker *w = state;
+    etw_renderer_free(w->rd);
+    etw_filter_free(w->filter);
+    free(w);
+}
+
+/* Every event goes through the worker's decoder (the filter resolves it),
+ * and the pipeline makes every decoder learn EventSource manifests and
+ * kernel thread records, so events left out still teach. */
+static int par_select(void *ctx, void *state, etw_decoder *dec, const etw_event *ev) {
+    par_run *pr = ctx;
+    par_worker *w = state;
+    int sel = etw_filter_match(w->filter, dec, ev, NULL);
+    if (sel < 0) {
+        atomic_store(&pr->oom, 1);
+        return 0;
+    }
+    return sel && !(pr->s->o->no_manifest_events && etw_decoder_is_manifest_event(ev));
+}
+
+static etw_status par_render(void *ctx, void *state, etw_decoder *dec, const etw_event *ev,
+                             etw_pipeline_out *out) {
+    par_run *pr = ctx;
+    par_worker *w = state;
+    (void)dec;
+    const char *text;
+    size_t len;
+    etw_status st = etw_renderer_event(w->rd, pr->r, ev, &text, &len);
+    return st == ETW_OK ? etw_pipeline_emit(out, text, len) : st;
+}
+
+static etw_status par_write(void *ctx, const void *data, size_t len) {
+    par_run *pr = ctx;
+    int w = write_out(pr->s->out, data, len);
+    if (w == 0) return ETW_OK;
+    if (w > 0) pr->stopped = 1;
+    else pr->write_failed = 1;
+    return ETW_E_IO;
+}
+
+static int par_on_read(void *ctx, uint64_t n, const etw_event *ev) {
+    par_run *pr = ctx;
+    progress_tick(pr->pg, n, 0, ev);
+    if (stop_requested()) {
+        pr->interrupted = 1;
+        return 1;
+    }
+    return 0;
+}
+
+int run_events_parallel(session *s) {
+    const options *o = s->o;
+    par_run pr;
+    memset(&pr, 0, sizeof pr);
+    pr.s = s;
+    pr.r = etw_multi_reader(s->m, 0);
+    atomic_init(&pr.oom, 0);
+    /* the header (CSV columns, text heading), from a renderer of our own */
+    etw_render_options ro;
+    render_options(s, NULL, &ro);
+    etw_renderer *hd;
+    if (etw_renderer_new(&hd, NULL, &ro) != ETW_OK) return out_of_memory();
+    const char *text;
+    size_t len;
+    etw_status hs = etw_renderer_header(hd, &text, &len);
+    int w = hs == ETW_OK && len ? write_out(s->out, text, len) : 0;
+    etw_renderer_free(hd);
+    if (hs != ETW_OK) return out_of_memory();
+    if (w < 0) return EXIT_FATAL;
+    if (w > 0) return EXIT_CLEAN;
+    etw_pipeline_options po;
+    memset(&po, 0, sizeof po);
+    po.threads = worker_threads(o);
+    po.decoder.on_diag = on_decoder_diag;
+    po.decoder.diag_ctx = s->dc;
+    po.setup = par_setup;
+    po.worker_new = par_worker_new;
+    po.worker_free = par_worker_free;
+    po.select = par_select;
+    po.render = par_render;
+    po.write = par_write;
+    po.on_read = par_on_read;
+    po.ctx = &pr;
+    po.max_events = o->max_events;
+    etw_pipeline *p;
+    etw_status st = etw_pipeline_new(&p, etw_multi_reader(s->m, 0), &po);
+    if (st != ETW_OK) return out_of_memory();
+    if (pr.setup_rc == EXIT_FATAL) {
+        etw_pipeline_free(p);
+        return EXIT_FATAL;
+    }
+    if (o->file_order) {
+        /* no merge by time: a MetaData record may come anywhere after the
+         * first event it describes, so learn them all first */
+        s->dc->muted = 1;
+        st = etw_pipeline_prescan(p);
+        s->dc->muted = 0;
+        if (st != ETW_OK) {
+            fprintf(stderr, "etwdump: %s: %s\n", etw_multi_name(s->m, 0), etw_strerror(st));
+            etw_pipeline_free(p);
+            return EXIT_FATAL;
+        }
+    }
+    pr.pg = progress_start(o, s->m, input_bytes(s->m));
+    st = etw_pipeline_run(p);
+    progress_end(pr.pg);
+    int rc = pr.setup_rc;
+    if (st == ETW_OK && atomic_load(&pr.oom)) st = ETW_E_NOMEM;
+    if (pr.interrupted || (stop_requested() && !pr.stopped)) {
+        rc = EXIT_INTERRUPTED;
+    } else if (pr.stopped) {
+        /* the reader of the pipe went away: a quiet stop */
+    } else if (st != ETW_OK) {
+        if (!pr.write_failed) fprintf(stderr, "etwdump: %s\n", etw_strerror(st));
+        rc = EXIT_FATAL;
+    } else if (rc == EXIT_CLEAN &&
+               (etw_reader_stats_get(pr.r)->problems || etw_pipeline_stats_get(p)->decoder_problems)) {
+        rc = EXIT_SKIPPED;
+    }
+    etw_pipeline_free(p);
     return rc;
 }

@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""etwdump -j N gives byte-for-byte the output of -j 1, for every trace.
+
+usage: test_jobs.py ETWDUMP DATA_DIR
+
+For every .etl in DATA_DIR, with -j 1, -j 2 and -j 8: the JSON output
+(plain, with --messages and the manifests that fit the trace, with --raw
+and --no-manifest-events, with --file-order, with -n and a selection), text
+and CSV output, the --stats table, the exit status and the problems on
+standard error. The -j 1 output itself
+must hold one line per event the --stats table counts, so an empty or
+truncated output on all three cannot pass. Prints "N passed, N failed".
+"""
+import os
+import re
+import subprocess
+import sys
+
+ETWDUMP, DATA = sys.argv[1], sys.argv[2]
+passed = failed = 0
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL: " + what, file=sys.stderr)
+
+
+def run(*args):
+    p = subprocess.run([ETWDUMP, *args], capture_output=True, timeout=300)
+    return p.returncode, p.stdout, p.stderr
+
+
+MANIFESTS = {
+    "gcevents.etl": ["ClrEtwAll.man"],
+    "net.4.5.2.x64.etl": ["ClrEtwAll.man"],
+    "HTTP_Server.etl": ["HTTP_Server.man"],
+}
+traces = sorted(f for f in os.listdir(DATA) if f.endswith(".etl"))
+check(len(traces) >= 11, "the sample traces are there")
+for name in traces:
+    path = os.path.join(DATA, name)
+    rc, stats, _ = run("-j", "1", "--stats", path)
+    m = re.search(rb"^events\s+(\d+)", stats, re.M)
+    check(rc in (0, 1) and m, f"{name}: --stats counts events")
+    total = int(m.group(1)) if m else -1
+    man = []
+    for f in MANIFESTS.get(name, []):
+        man += ["--manifest", os.path.join(DATA, f)]
+    variants = [[], ["--messages", *man], ["--raw", "--no-manifest-events"], ["--file-order"],
+                ["-n", "1000", "--errors"], ["--format", "text"],
+                ["--format", "csv", "--fields", "time,provider,event,pid,tid"]]
+    if not man:
+        variants[1] = ["--messages"]
+    for extra in variants:
+        ref = run("-j", "1", *extra, path)
+        if not extra:
+            check(ref[1].count(b"\n") == total, f"{name}: -j 1 writes one line per event ({total})")
+        for j in ("2", "8"):
+            got = run("-j", j, *extra, path)
+            check(got[1] == ref[1], f"{name} {' '.join(extra)}: -j {j} output is -j 1's")
+            check(got[0] == ref[0], f"{name} {' '.join(extra)}: -j {j} exit status {got[0]}, -j 1 {ref[0]}")
+            check(sorted(got[2].splitlines()) == sorted(ref[2].splitlines()),
+                  f"{name} {' '.join(extra)}: -j {j} reports the same problems")
+    for j in ("2", "8"):
+        got = run("-j", j, "--stats", path)
+        check(got[1] == stats, f"{name}: --stats -j {j} is -j 1's")
+
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
