@@ -202,7 +202,9 @@ static void par_worker_free(void *ctx, void *state) {
 static int par_select(void *ctx, void *state, etw_decoder *dec, const etw_event *ev) {
     par_run *pr = ctx;
     par_worker *w = state;
-    int sel = etw_filter_match(w->filter, dec, ev, NULL);
+    /* no selection: nothing to match (rendering resolves the event anyway,
+     * and the pipeline feeds every decoder the events that teach) */
+    int sel = etw_filter_is_empty(w->filter) ? 1 : etw_filter_match(w->filter, dec, ev, NULL);
     if (sel < 0) {
         atomic_store(&pr->oom, 1);
         return 0;
