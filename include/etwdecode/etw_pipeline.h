@@ -58,8 +58,8 @@ extern "C" {
 
 /* Events per batch (a batch also closes at ETW_PIPELINE_BATCH_BYTES of
  * copied event bytes). */
-#define ETW_PIPELINE_BATCH 1024u
-#define ETW_PIPELINE_BATCH_BYTES (512u * 1024u)
+#define ETW_PIPELINE_BATCH 256u
+#define ETW_PIPELINE_BATCH_BYTES (128u * 1024u)
 /* How many events ahead merged metadata is learned. */
 #define ETW_PIPELINE_LOOKAHEAD 256u
 

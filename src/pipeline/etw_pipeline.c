@@ -37,6 +37,7 @@ typedef struct slot {
  * did not decode it. */
 typedef struct log_entry {
     struct log_entry *next;
+    uint64_t seq;       /* 0, 1, 2... in its log */
     uint64_t pos;
     etw_event ev;
     atomic_int reported;
@@ -93,6 +94,7 @@ typedef struct worker {
     int muted;
     batch *cur;
     log_entry *ahead_done, *order_done; /* the last log entries learned */
+    uint64_t pub_ahead, pub_order;      /* their seq + 1 (0: none), told after each batch */
     etw_pipeline_scan_fn scan_fn;
 } worker;
 
@@ -130,6 +132,7 @@ struct etw_pipeline {
 
     /* logs */
     log_entry *ahead_head, *ahead_tail, *order_head_e, *order_tail_e;
+    uint64_t ahead_seq, order_seq;
 
     /* scan */
     scan_task *scan_head, *scan_tail;
@@ -317,6 +320,12 @@ static void process_scan(worker *w, scan_task *t) {
     etw_reader_scan_buffer(p->r, &t->L, &t->st, scan_diag, t, scan_each, w);
 }
 
+/* Where the worker is in the logs (under the mutex with threads). */
+static void tell_cursors(worker *w) {
+    w->pub_ahead = w->ahead_done ? w->ahead_done->seq + 1 : 0;
+    w->pub_order = w->order_done ? w->order_done->seq + 1 : 0;
+}
+
 static ETW_THREAD_RETURN worker_main(void *arg) {
     worker *w = arg;
     etw_pipeline *p = w->p;
@@ -339,6 +348,7 @@ static ETW_THREAD_RETURN worker_main(void *arg) {
             etw_mutex_unlock(&p->mu);
             process_batch(w, b);
             etw_mutex_lock(&p->mu);
+            tell_cursors(w);
             b->done = 1;
             etw_cond_broadcast(&p->done_cv);
         } else if (p->scan_head) {
@@ -562,6 +572,7 @@ static void publish(etw_pipeline *p, uint64_t pos, int all) {
         b->published = 1;
         if (!p->opt.threads) {
             process_batch(&p->workers[0], b);
+            tell_cursors(&p->workers[0]);
             b->done = 1;
             continue;
         }
@@ -574,6 +585,35 @@ static void publish(etw_pipeline *p, uint64_t pos, int all) {
         etw_cond_signal(&p->work_cv);
         etw_mutex_unlock(&p->mu);
     }
+}
+
+/* Free the log entries every worker has gone past (each keeps its last one:
+ * it follows that entry's link), so the logs hold what the batches in
+ * flight may still need, not the whole trace's. */
+static log_entry *trim_log(etw_pipeline *p, log_entry *head, uint64_t min_next) {
+    while (head && head->next && head->seq + 1 < min_next) {
+        log_entry *n = head->next;
+        etw_free(&p->alloc, head->bytes);
+        etw_free(&p->alloc, head);
+        head = n;
+    }
+    return head;
+}
+
+static void trim_logs(etw_pipeline *p) {
+    if (p->opt.threads) etw_mutex_lock(&p->mu);
+    uint64_t ma = UINT64_MAX, mo = UINT64_MAX;
+    for (unsigned i = 0; i < p->nworkers; i++) {
+        if (p->workers[i].pub_ahead < ma) ma = p->workers[i].pub_ahead;
+        if (p->workers[i].pub_order < mo) mo = p->workers[i].pub_order;
+    }
+    /* a head moves only when every worker is past it, so no worker reads
+     * it then (a worker reads a head only before its first entry) */
+    log_entry *h = trim_log(p, p->ahead_head, ma);
+    if (h != p->ahead_head) p->ahead_head = h;
+    h = trim_log(p, p->order_head_e, mo);
+    if (h != p->order_head_e) p->order_head_e = h;
+    if (p->opt.threads) etw_mutex_unlock(&p->mu);
 }
 
 /* Write finished batches from the head; with wait, until at most `keep`
@@ -596,6 +636,7 @@ static void drain(etw_pipeline *p, unsigned keep) {
         if (!p->order_head) p->order_tail = NULL;
         write_batch(p, b);
         put_batch(p, b);
+        trim_logs(p);
     }
 }
 
@@ -624,10 +665,12 @@ static etw_status log_event(etw_pipeline *p, const etw_event *ev, uint64_t pos, 
     atomic_init(&e->reported, 0);
     if (p->opt.threads) etw_mutex_lock(&p->mu);
     if (kind == ETW_LEARN_AHEAD) {
+        e->seq = p->ahead_seq++;
         if (p->ahead_tail) p->ahead_tail->next = e;
         else p->ahead_head = e;
         p->ahead_tail = e;
     } else {
+        e->seq = p->order_seq++;
         if (p->order_tail_e) p->order_tail_e->next = e;
         else p->order_head_e = e;
         p->order_tail_e = e;
