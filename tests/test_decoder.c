@@ -837,14 +837,14 @@ static void test_manifest_keys(void) {
     if (s0) ETW_CHECK_INT(s0->pointer_size, 8);
     ETW_CHECK_INT(st->schemas, 4);
 
-    /* an unknown id: the contract's text; repeated misses hit the negative cache */
+    /* an unknown id of a provider the manifest has: which provider, which
+     * file, which event; repeated misses hit the negative cache */
     etb_event eu;
     event_init(&eu, &G_MAN, 1234, 3);
     etb_u8(&eu.payload, 1);
     const etw_event *unk = etb_event_get(&eu);
     char want[256];
-    snprintf(want, sizeof want, "no schema: manifest not found for provider %s, id 1234, version 3",
-             guid_text(&G_MAN));
+    snprintf(want, sizeof want, "no schema: provider Test-Dispatch (from v1.man) has no event id 1234 version 3");
     uint64_t misses = st->misses, neg = st->negative_hits, errors = st->errors;
     ETW_CHECK_INT(resolve(d, unk, &s, &why), ETW_E_NOT_FOUND);
     ETW_CHECK(s == NULL);
@@ -863,8 +863,7 @@ static void test_manifest_keys(void) {
     eu.ev.version = 4;
     ETW_CHECK_INT(resolve(d, etb_event_get(&eu), &s, &why), ETW_E_NOT_FOUND);
     ETW_CHECK_INT(st->misses, misses + 2);
-    snprintf(want, sizeof want, "no schema: manifest not found for provider %s, id 1234, version 4",
-             guid_text(&G_MAN));
+    snprintf(want, sizeof want, "no schema: provider Test-Dispatch (from v1.man) has no event id 1234 version 4");
     ETW_CHECK_STR(why, want);
     /* cached keys are still hits, not negative hits */
     ETW_CHECK_INT(resolve(d, v0, &s, &why), ETW_OK);
@@ -1124,6 +1123,13 @@ static void test_eventsource_precedence(void) {
     ETW_CHECK_STR(fields_of(line), "{\"Name\":\"abc\",\"Count\":-3}");
     ETW_CHECK(strstr(line, "\"provider\":\"My-EventSource\"") != NULL);
     ETW_CHECK(strstr(line, "\"event\":\"Hello\"") != NULL);
+    /* an id its manifest lacks: the provider is known, the event is not */
+    etb_event e9;
+    event_init(&e9, &G_ES, 9, 0);
+    ETW_CHECK_INT(resolve(d, etb_event_get(&e9), &ses, &why), ETW_E_NOT_FOUND);
+    ETW_CHECK_STR(why, "no schema: provider My-EventSource (from its EventSource manifest in the trace) "
+                       "has no event id 9 version 0");
+    etb_event_free(&e9);
 
     /* a user manifest for the same provider takes over for the next events */
     uint32_t np = 0;
@@ -1489,13 +1495,21 @@ static void test_json_error_and_raw(void) {
     const etw_event *ue = etb_event_get(&u);
     char want[256];
     snprintf(want, sizeof want,
-             "\"error\":\"no schema: manifest not found for provider %s, id 999, version 0\",\"raw\":\"dead01\"}\n",
-             guid_text(&G_MAN));
+             "\"error\":\"no schema: provider Test-Dispatch (from v1.man) has no event id 999 version 0\","
+             "\"raw\":\"dead01\"}\n");
     const char *line = json_line(j, ue);
     ETW_CHECK_STR(fields_of(line), "{}");
     ETW_CHECK(strstr(line, want) != NULL);
     ETW_CHECK(strstr(line, "\"data_len\":3") != NULL);
     ETW_CHECK(strstr(line, "\"event\":\"EventID(999)\"") != NULL);
+    /* a provider no source knows: the contract's text */
+    etb_event nobody;
+    etw_guid g_nobody = etb_make_guid(0x0badf00du, 0x1234, 0x4567, 0x89abcdef01234567ull);
+    event_init(&nobody, &g_nobody, 5, 1);
+    line = json_line(j, etb_event_get(&nobody));
+    ETW_CHECK(strstr(line, "\"error\":\"no schema: manifest not found for provider "
+                           "0badf00d-1234-4567-89ab-cdef01234567, id 5, version 1\"") != NULL);
+    etb_event_free(&nobody);
     /* no payload: still "raw" (empty) with the error */
     etb_reset(&u.payload);
     line = json_line(j, etb_event_get(&u));

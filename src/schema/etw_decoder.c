@@ -51,7 +51,7 @@ struct etw_decoder {
     uint64_t *refs;      /* count/length scratch for the cursor */
     size_t refs_len;
     etw_decoder_stats stats;
-    char why[160];
+    char why[640]; /* room for a manifest's path and provider name */
 };
 
 static void report(void *ctx, const etw_diag *diag) {
@@ -198,6 +198,23 @@ static etw_status resolve_tracelogging(etw_decoder *d, const etw_event *ev, cons
     return ETW_OK;
 }
 
+/* Why no manifest-like source decodes ev (a descriptor key): the provider
+ * is known to none, or a manifest has it but not this event. */
+static void no_event_reason(etw_decoder *d, const etw_event *ev, const char *guid) {
+    const char *name = NULL, *origin = NULL;
+    const char *from = NULL;
+    if (etw_manifest_provider_info(d->user, &ev->provider, &name, &origin))
+        from = origin;
+    else if (etw_manifest_provider_info(d->es_set, &ev->provider, &name, NULL))
+        from = "its EventSource manifest in the trace";
+    if (from)
+        snprintf(d->why, sizeof d->why, "no schema: provider %s (from %s) has no event id %u version %u",
+                 name && *name ? name : guid, from, ev->id, ev->version);
+    else
+        snprintf(d->why, sizeof d->why, "no schema: manifest not found for provider %s, id %u, version %u", guid,
+                 ev->id, ev->version);
+}
+
 /* Rules 2 and 4: keyed lookups in the maps of the sources that answer to
  * this kind of key, in precedence order, then the sources themselves. */
 static etw_status resolve_keyed(etw_decoder *d, const etw_event *ev, etw_source_key kind,
@@ -248,8 +265,7 @@ static etw_status resolve_keyed(etw_decoder *d, const etw_event *ev, etw_source_
         snprintf(d->why, sizeof d->why, "no schema: no MOF class for event class %s, opcode %u, version %u", g,
                  ev->opcode, ev->version);
     else
-        snprintf(d->why, sizeof d->why, "no schema: manifest not found for provider %s, id %u, version %u", g,
-                 ev->id, ev->version);
+        no_event_reason(d, ev, g);
     return fail(d, ETW_E_NOT_FOUND, why);
 }
 

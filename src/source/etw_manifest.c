@@ -1991,6 +1991,15 @@ const char *etw_manifest_provider_name(const etw_manifest_set *m, const etw_guid
     return p ? p->name : NULL;
 }
 
+int etw_manifest_provider_info(const etw_manifest_set *m, const etw_guid *provider, const char **name,
+                               const char **origin) {
+    const mf_provider *p = m && provider ? find_provider(m, provider) : NULL;
+    if (!p) return 0;
+    if (name) *name = p->name;
+    if (origin) *origin = p->doc->origin;
+    return 1;
+}
+
 uint32_t etw_manifest_provider_count(const etw_manifest_set *m) { return m ? m->nprov : 0; }
 
 uint32_t etw_manifest_event_count(const etw_manifest_set *m) { return m ? m->nevents : 0; }
