@@ -1726,7 +1726,7 @@ static etw_status commit(loader *L, uint32_t *loaded) {
         if (p) compiled[nc++] = p;
     }
     if (L->unresolved)
-        WARN(L, ETW_E_NOT_FOUND, L->unresolved_line,
+        WARN(L, ETW_OK, L->unresolved_line,
              "%llu string reference%s resolve%s in no string table of this file (the first: %.*s); "
              "names fall back to the name attribute and such messages are left out",
              (unsigned long long)L->unresolved, L->unresolved == 1 ? "" : "s", L->unresolved == 1 ? "s" : "",
@@ -1744,14 +1744,14 @@ static etw_status commit(loader *L, uint32_t *loaded) {
     etw_free(&m->al, compiled);
     if (nc == 0) {
         if (L->events_elements == 0)
-            WARN(L, ETW_E_NOT_FOUND, 0,
+            WARN(L, ETW_OK, 0,
                  "no provider loaded: no <events> element (neither an instrumentation manifest nor a "
                  "component manifest with <instrumentation>)");
         else if (np == 0)
-            WARN(L, ETW_E_NOT_FOUND, 0, "no provider loaded: its <events> element%s hold%s no <provider>",
+            WARN(L, ETW_OK, 0, "no provider loaded: its <events> element%s hold%s no <provider>",
                  L->events_elements == 1 ? "" : "s", L->events_elements == 1 ? "s" : "");
         else
-            WARN(L, ETW_E_NOT_FOUND, 0, "no provider loaded: none of its %u <provider> elements is usable",
+            WARN(L, ETW_OK, 0, "no provider loaded: none of its %u <provider> elements is usable",
                  (unsigned)np);
     }
     if (nc && m->cache) etw_cache_miss_clear(m->cache);
@@ -1972,9 +1972,9 @@ etw_status etw_manifest_load_path(etw_manifest_set *m, const char *path, uint32_
     etw_status st = load_dir(m, path, 0, &w);
     if (providers) *providers = w.providers;
     if (w.files == 0)
-        diag(m, ETW_E_NOT_FOUND, path, 0, "no provider loaded: no *.man or *.xml file in this directory or below");
+        diag(m, ETW_OK, path, 0, "no provider loaded: no *.man or *.xml file in this directory or below");
     else if (w.providers == 0)
-        diag(m, ETW_E_NOT_FOUND, path, 0, "no provider loaded: none of its %u manifest file%s has a usable provider",
+        diag(m, ETW_OK, path, 0, "no provider loaded: none of its %u manifest file%s has a usable provider",
              (unsigned)w.files, w.files == 1 ? "" : "s");
     return st;
 #endif
