@@ -403,6 +403,36 @@ rc, out, err = run("--stats", HTTP, PT)
 check(out.count("\nfile ") + out.startswith("file ") == 2 and "summary of %d events" % (len(hr) + len(pt_recs)) in out,
       "stats over two files: both described, one summary")
 
+# === --stats by provider name: kernel records under the kernel's names ==============
+# The SYSTEM/PERFINFO records (etlref form KERNEL) are the kernel classes: all of them are
+# "Windows Kernel" (ShutdownPerfDiagLogger has nothing else; powershell.etl its header and
+# extension); the GUID table keeps the class GUIDs.
+for n in ("ShutdownPerfDiagLogger.etl", "powershell.etl"):
+    k = [r for r in recs[n] if r.form == "KERNEL"]
+    st = json.loads(run("--stats", "--format", "json", data(n))[1])
+    wk = {x["provider"]: x for x in st["providers"]}.get("Windows Kernel", {})
+    check(wk.get("count") == len(k) and wk.get("bytes") == sum(r.data_len for r in k),
+          "stats %s: Windows Kernel %r, the records say %d events" % (n, wk, len(k)))
+    if n == "ShutdownPerfDiagLogger.etl":
+        check([x["provider"] for x in st["providers"]] == ["Windows Kernel"], "stats %s: no kernel event under a GUID" % n)
+rc, out, err = run("--stats", SH)
+sect = out.split("\nevents by provider name\n", 1)[-1].split("\n\n", 1)[0]
+rows = re.findall(r"^\s+(\d+)\s+[\d.]+\s+[\d.]+\s+\d+  (.+)$", sect, re.M)
+check(rows == [(str(len(recs["ShutdownPerfDiagLogger.etl"])), "Windows Kernel")],
+      "stats table by provider name: one Windows Kernel row of every record: %r" % rows[:3])
+check(re.search(r"^  2cb15d1d-5fc1-11d2-abe1-00a0c911f518 +\d+  \(Windows Kernel\)$", out, re.M) is not None,
+      "stats table by provider: the GUID rows stay")
+# KernelTraceControl (ImageID, MetaData): only net.4.5.2.x64.etl has it, compressed (etlref cannot
+# read it), so the count is PerfView's on Windows: the sum of its COUNT KernelTraceControl/* lines.
+base = open(data("net.4.5.2.x64.baseline.txt"), encoding="utf-8").read()
+ktc = sum(int(c) for c in re.findall(r"^COUNT KernelTraceControl/[^:]*:(\d+)$", base, re.M))
+st = json.loads(run("--stats", "--format", "json", data("net.4.5.2.x64.etl"))[1])
+got = {x["provider"]: x["count"] for x in st["providers"]}
+check(ktc > 7000 and got.get("KernelTraceControl") == ktc,
+      "stats net.4.5.2: KernelTraceControl %r, PerfView %d" % (got.get("KernelTraceControl"), ktc))
+check("Windows Kernel" in got and not any(p.startswith("def2fe46") or p.startswith("ce1dbfb4") for p in got),
+      "stats net.4.5.2: StackWalk and PerfInfo classes under Windows Kernel")
+
 # === --schemas: the manifest's templates, read from the XML ========================
 rc, out, err = run("--schemas", "-m", HTTPMAN, HTTP)
 sc = json.loads(out)["schemas"]
