@@ -6,7 +6,8 @@ usage: test_jobs.py ETWDUMP DATA_DIR
 For every .etl in DATA_DIR, with -j 1, -j 2 and -j 8: the JSON output
 (plain, with --messages and the manifests that fit the trace, with --raw
 and --no-manifest-events, with --file-order, with -n and a selection), text
-and CSV output, the --stats table, the exit status and the problems on
+and CSV output, the --stats table and JSON summary (with a selection,
+--file-order, --no-manifest-events), the exit status and the problems on
 standard error. The -j 1 output itself
 must hold one line per event the --stats table counts, so an empty or
 truncated output on all three cannot pass. Prints "N passed, N failed".
@@ -65,9 +66,17 @@ for name in traces:
             check(got[0] == ref[0], f"{name} {' '.join(extra)}: -j {j} exit status {got[0]}, -j 1 {ref[0]}")
             check(sorted(got[2].splitlines()) == sorted(ref[2].splitlines()),
                   f"{name} {' '.join(extra)}: -j {j} reports the same problems")
-    for j in ("2", "8"):
-        got = run("-j", j, "--stats", path)
-        check(got[1] == stats, f"{name}: --stats -j {j} is -j 1's")
+    # --stats: the workers count, the order-dependent parts (process names,
+    # error examples) are applied in order; the summary must not move
+    for extra in [[], ["--format", "json"], ["--format", "json", "--no-manifest-events", *man],
+                  ["--file-order"], ["--format", "json", "--provider", "*Kernel*"]]:
+        ref = run("-j", "1", "--stats", *extra, path)
+        for j in ("2", "8"):
+            got = run("-j", j, "--stats", *extra, path)
+            what = f"{name} --stats {' '.join(extra)}: -j {j}"
+            check(got[1] == ref[1], f"{what} output is -j 1's")
+            check(got[0] == ref[0], f"{what} exit status {got[0]}, -j 1 {ref[0]}")
+            check(sorted(got[2].splitlines()) == sorted(ref[2].splitlines()), f"{what} reports the same problems")
 
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

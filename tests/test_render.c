@@ -188,10 +188,64 @@ static void test_summaries(void) {
     etw_reader_close(r);
 }
 
+/* Counting split between two objects (alternate events) and merged, with
+ * names and errors applied in order, is the one-pass summary. */
+static void test_stats_merge(void) {
+    etw_reader *r;
+    ETW_CHECK_INT(etw_reader_open_file(&r, ETW_TEST_DATA_DIR "/net.4.5.2.x64.etl", NULL), ETW_OK);
+    if (!r) return;
+    etw_decoder *d;
+    ETW_CHECK_INT(etw_decoder_new(&d, NULL), ETW_OK);
+    etw_stats *one, *main_st, *part[2];
+    ETW_CHECK_INT(etw_stats_new(&one, NULL), ETW_OK);
+    ETW_CHECK_INT(etw_stats_new(&main_st, NULL), ETW_OK);
+    ETW_CHECK_INT(etw_stats_new(&part[0], NULL), ETW_OK);
+    ETW_CHECK_INT(etw_stats_new(&part[1], NULL), ETW_OK);
+    etw_event ev;
+    static etw_label l;
+    uint64_t i = 0, errors = 0;
+    while (etw_reader_next(r, &ev) == ETW_OK) {
+        ETW_CHECK_INT(etw_label_event(d, &ev, &l), ETW_OK);
+        ETW_CHECK_INT(etw_stats_observe(one, d, &ev, &l), ETW_OK);
+        ETW_CHECK_INT(etw_stats_add(one, &ev, &l), ETW_OK);
+        uint32_t pid = 0;
+        const char *name;
+        size_t len;
+        etw_stats *p = part[(i++ / 7) % 2];
+        ETW_CHECK_INT(etw_stats_process_name(p, d, &ev, &l, &pid, &name, &len), ETW_OK);
+        if (name) ETW_CHECK_INT(etw_stats_name_process(main_st, pid, name, len), ETW_OK);
+        ETW_CHECK_INT(etw_stats_count(p, &ev, &l), ETW_OK);
+        if (etw_stats_has_error(&l)) {
+            errors++;
+            ETW_CHECK_INT(etw_stats_count_error(main_st, &l), ETW_OK);
+        }
+    }
+    ETW_CHECK(errors > 0);
+    ETW_CHECK_INT(etw_stats_merge(main_st, part[1]), ETW_OK);
+    ETW_CHECK_INT(etw_stats_merge(main_st, part[0]), ETW_OK);
+    const etw_reader *rs[1] = {r};
+    const char *s;
+    size_t n, n2;
+    ETW_CHECK_INT(etw_stats_json(one, rs, NULL, 1, &s, &n), ETW_OK);
+    char *want = malloc(n + 1);
+    if (want) memcpy(want, s, n);
+    ETW_CHECK_INT(etw_stats_json(main_st, rs, NULL, 1, &s, &n2), ETW_OK);
+    ETW_CHECK(want && n == n2 && !memcmp(want, s, n));
+    s = z(s, n2);
+    ETW_CHECK(strstr(s, "\"image\":\"Test.x64.exe\"") != NULL);
+    free(want);
+    for (int k = 0; k < 2; k++) etw_stats_free(part[k]);
+    etw_stats_free(main_st);
+    etw_stats_free(one);
+    etw_decoder_free(d);
+    etw_reader_close(r);
+}
+
 int main(void) {
     ETW_RUN(test_multi_merge);
     ETW_RUN(test_jscan);
     ETW_RUN(test_csv_and_text);
     ETW_RUN(test_summaries);
+    ETW_RUN(test_stats_merge);
     return ETW_TEST_DONE();
 }

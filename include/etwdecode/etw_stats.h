@@ -73,8 +73,32 @@ void etw_stats_free(etw_stats *st);
  * the payload of Process events only. */
 etw_status etw_stats_observe(etw_stats *st, etw_decoder *d, const etw_event *ev, const etw_label *label);
 
+/* etw_stats_observe in two halves, for callers that decode on several
+ * threads and count on one: etw_stats_process_name says which name ev
+ * gives which pid (*json NULL when none; the JSON string, quotes included,
+ * is st's until its next call), and etw_stats_name_process records it -
+ * called in event order, they do exactly what etw_stats_observe does. */
+etw_status etw_stats_process_name(etw_stats *st, etw_decoder *d, const etw_event *ev, const etw_label *label,
+                                  uint32_t *pid, const char **json, size_t *len);
+etw_status etw_stats_name_process(etw_stats *st, uint32_t pid, const char *json, size_t len);
+
 /* Count ev. */
 etw_status etw_stats_add(etw_stats *st, const etw_event *ev, const etw_label *label);
+
+/* etw_stats_add in two halves, for counting on several threads (one
+ * etw_stats each) with a result that does not depend on how the events
+ * were shared: etw_stats_count counts what is the same in any order
+ * (counts, bytes, first and last times), in the thread's own object;
+ * etw_stats_count_error counts the decoding errors, whose examples are
+ * the first of each kind, so it must see the events in order, on one
+ * object (etw_stats_has_error: whether it would count anything). Then
+ * etw_stats_merge adds each thread's object into that one: ETW_E_LIMIT
+ * when a table reached ETW_STATS_MAX_KEYS in either (the keys let in would
+ * depend on the order: count those events on one thread). */
+etw_status etw_stats_count(etw_stats *st, const etw_event *ev, const etw_label *label);
+int etw_stats_has_error(const etw_label *label);
+etw_status etw_stats_count_error(etw_stats *st, const etw_label *label);
+etw_status etw_stats_merge(etw_stats *into, etw_stats *from);
 
 /* The summary as one JSON object (see above); readers[i] and names[i]
  * describe the files (names may be NULL: "file" omitted). The text is the

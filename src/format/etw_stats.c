@@ -112,8 +112,11 @@ static int name_is(const etw_label *l, const char *s) {
     return l->event_len == n && !memcmp(l->event, s, n);
 }
 
-etw_status etw_stats_observe(etw_stats *st, etw_decoder *d, const etw_event *ev, const etw_label *l) {
-    if (!st || !ev || !l) return ETW_E_INVALID_ARG;
+etw_status etw_stats_process_name(etw_stats *st, etw_decoder *d, const etw_event *ev, const etw_label *l,
+                                  uint32_t *pid_out, const char **json, size_t *len) {
+    if (!st || !ev || !l || !pid_out || !json || !len) return ETW_E_INVALID_ARG;
+    *json = NULL;
+    *len = 0;
     if (!d || !l->schema || !(name_is(l, "Process/Start") || name_is(l, "Process/DCStart") ||
                               name_is(l, "Process/End") || name_is(l, "Process/DCEnd")))
         return ETW_OK;
@@ -141,21 +144,94 @@ etw_status etw_stats_observe(etw_stats *st, etw_decoder *d, const etw_event *ev,
     else
         etw_text_json_ansi(&st->scratch, img, img_len);
     if (etw_text_status(&st->scratch) != ETW_OK) return ETW_E_NOMEM;
-    uint8_t key[4] = {(uint8_t)pid, (uint8_t)(pid >> 8), (uint8_t)(pid >> 16), (uint8_t)(pid >> 24)};
-    image_rec *r = etw_strmap_get(&st->images, key, 4, NULL);
-    if (!r) return ETW_OK; /* bounded: names past the bound are not kept */
-    if (r->json && r->len == st->scratch.len && !memcmp(r->json, st->scratch.data, r->len)) return ETW_OK;
-    char *copy = etw_alloc(&st->alloc, st->scratch.len + 1);
-    if (!copy) return ETW_E_NOMEM;
-    memcpy(copy, st->scratch.data, st->scratch.len);
-    copy[st->scratch.len] = 0;
-    etw_free(&st->alloc, r->json);
-    r->json = copy; /* the latest start or end names the pid */
-    r->len = st->scratch.len;
+    *pid_out = pid;
+    *json = st->scratch.data;
+    *len = st->scratch.len;
     return ETW_OK;
 }
 
+etw_status etw_stats_name_process(etw_stats *st, uint32_t pid, const char *json, size_t len) {
+    if (!st || (!json && len)) return ETW_E_INVALID_ARG;
+    uint8_t key[4] = {(uint8_t)pid, (uint8_t)(pid >> 8), (uint8_t)(pid >> 16), (uint8_t)(pid >> 24)};
+    image_rec *r = etw_strmap_get(&st->images, key, 4, NULL);
+    if (!r) return ETW_OK; /* bounded: names past the bound are not kept */
+    if (r->json && r->len == len && !memcmp(r->json, json, len)) return ETW_OK;
+    char *copy = etw_alloc(&st->alloc, len + 1);
+    if (!copy) return ETW_E_NOMEM;
+    if (len) memcpy(copy, json, len);
+    copy[len] = 0;
+    etw_free(&st->alloc, r->json);
+    r->json = copy; /* the latest start or end names the pid */
+    r->len = len;
+    return ETW_OK;
+}
+
+static void agg_merge(agg *a, const agg *b) {
+    if (!b->count) return;
+    if (!a->count || b->first < a->first) a->first = b->first;
+    if (!a->count || b->last > a->last) a->last = b->last;
+    a->count += b->count;
+    a->bytes += b->bytes;
+}
+
+/* Every key of from into into. A map that reached its bound in either may
+ * have put a key in "(other)" (or dropped it) where one pass over all the
+ * events would not: ETW_E_LIMIT. */
+static etw_status map_merge(etw_strmap *into, etw_strmap *from, int procs) {
+    size_t n;
+    if (from->count >= from->max_count) return ETW_E_LIMIT;
+    etw_strmap_entry **v = etw_strmap_list(from, &n);
+    if (!v && from->count) return ETW_E_NOMEM;
+    etw_status s = ETW_OK;
+    for (size_t i = 0; i < n && s == ETW_OK; i++) {
+        if (!etw_strmap_find(into, v[i]->key, v[i]->key_len) && into->count + 1 >= into->max_count) {
+            s = ETW_E_LIMIT;
+            break;
+        }
+        void *r = etw_strmap_get(into, v[i]->key, v[i]->key_len, NULL);
+        if (!r) {
+            s = ETW_E_NOMEM;
+        } else if (procs) {
+            proc_rec *a = r;
+            const proc_rec *b = v[i]->rec;
+            a->pid = b->pid;
+            agg_merge(&a->a, &b->a);
+        } else {
+            agg_merge(r, v[i]->rec);
+        }
+    }
+    etw_free(&from->alloc, v);
+    return s;
+}
+
+etw_status etw_stats_merge(etw_stats *into, etw_stats *from) {
+    if (!into || !from) return ETW_E_INVALID_ARG;
+    etw_status s;
+    if ((s = map_merge(&into->providers, &from->providers, 0)) != ETW_OK ||
+        (s = map_merge(&into->events, &from->events, 0)) != ETW_OK ||
+        (s = map_merge(&into->procs, &from->procs, 1)) != ETW_OK ||
+        (s = map_merge(&into->guids, &from->guids, 0)) != ETW_OK)
+        return s;
+    agg_merge(&into->all, &from->all);
+    into->lost_records += from->lost_records;
+    return ETW_OK;
+}
+
+etw_status etw_stats_observe(etw_stats *st, etw_decoder *d, const etw_event *ev, const etw_label *l) {
+    uint32_t pid = 0;
+    const char *json;
+    size_t len;
+    etw_status s = etw_stats_process_name(st, d, ev, l, &pid, &json, &len);
+    if (s != ETW_OK || !json) return s;
+    return etw_stats_name_process(st, pid, json, len);
+}
+
 etw_status etw_stats_add(etw_stats *st, const etw_event *ev, const etw_label *l) {
+    etw_status s = etw_stats_count(st, ev, l);
+    return s == ETW_OK ? etw_stats_count_error(st, l) : s;
+}
+
+etw_status etw_stats_count(etw_stats *st, const etw_event *ev, const etw_label *l) {
     if (!st || !ev || !l) return ETW_E_INVALID_ARG;
     agg_add(&st->all, ev);
     agg *a = agg_get(&st->providers, l->provider, l->provider_len);
@@ -190,6 +266,15 @@ etw_status etw_stats_add(etw_stats *st, const etw_event *ev, const etw_label *l)
     if ((l->event_len >= 11 && !memcmp(l->event, "Lost_Event/", 11)) ||
         (l->event_len >= 10 && !memcmp(l->event + l->event_len - 10, "/LostEvent", 10)))
         st->lost_records++;
+    return ETW_OK;
+}
+
+int etw_stats_has_error(const etw_label *l) {
+    return l && (l->error || l->status != ETW_OK);
+}
+
+etw_status etw_stats_count_error(etw_stats *st, const etw_label *l) {
+    if (!st || !l) return ETW_E_INVALID_ARG;
     if (l->error || l->status != ETW_OK) {
         const char *msg = l->error ? l->error : etw_strerror(l->status);
         const char *colon = strchr(msg, ':');

@@ -80,6 +80,7 @@ typedef struct session {
     diag_ctx *dc;
     int64_t origin;      /* FILETIME of the earliest log-file header: "0 s" */
     int several;         /* more than one file is read */
+    int par_problems;    /* --stats -j N: the decoders reported problems */
 } session;
 
 /* options.c: the command line. Returns 1 when o is filled, 0 on a usage error
@@ -115,6 +116,8 @@ int run_events_parallel(session *s);
 
 /* main.c: worker threads for -j (0: all on the calling thread, -j 1). */
 unsigned worker_threads(const options *o);
+/* main.c: the decoder of a run on one thread (manifests, merged metadata). */
+int setup_decoder(const options *o, etw_multi *m, diag_ctx *dc, etw_decoder **out);
 
 /* main.c: problems learning schemas (manifests name their own file and line). */
 void on_decoder_diag(void *ctx, const etw_diag *d);

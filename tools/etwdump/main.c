@@ -31,7 +31,7 @@ void on_decoder_diag(void *ctx, const etw_diag *d) {
 }
 
 /* The decoder with the user's manifests and each file's merged schemas. */
-static int setup_decoder(const options *o, etw_multi *m, diag_ctx *dc, etw_decoder **out) {
+int setup_decoder(const options *o, etw_multi *m, diag_ctx *dc, etw_decoder **out) {
     etw_decoder_options dopt = {0};
     dopt.on_diag = on_decoder_diag;
     dopt.diag_ctx = dc;

@@ -122,7 +122,10 @@ int run_events(session *s) {
 /* --- -j: the pipeline ------------------------------------------------------- */
 
 int parallel_run(const options *o, etw_multi *m) {
-    return !o->stats && !o->schemas && etw_multi_count(m) == 1 && !(o->format == ETW_RENDER_CSV && !o->nfields);
+    if (o->schemas || etw_multi_count(m) != 1) return 0;
+    /* --stats: -j 1 and -n (the reader's counts where it stops) stay in scan() */
+    if (o->stats) return worker_threads(o) && !o->max_events;
+    return !(o->format == ETW_RENDER_CSV && !o->nfields);
 }
 
 typedef struct par_run {

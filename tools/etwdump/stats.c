@@ -3,6 +3,8 @@
  * same ones. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "etwdump.h"
@@ -49,13 +51,233 @@ static int scan(session *s, summary *sm) {
     return rc;
 }
 
+/* --- --stats -j N ------------------------------------------------------------
+ * The workers of the pipeline (etw_pipeline.h) decompress, resolve and
+ * filter the events, each with its own decoder, and count them in their
+ * own etw_stats (etw_stats_count: sums, minima and maxima, the same in any
+ * order). What depends on the order - the name of a pid is the last one a
+ * Process event gives, an error's example is the first of its kind - they
+ * pass on as small records, which the pipeline hands over in event order,
+ * so this thread applies them exactly as scan() does; the workers' counts
+ * are merged at the end. Where a table reached its bound the merge says
+ * so, and the trace is counted again on one thread. */
+
+#define EXIT_AGAIN 100 /* scan_parallel: count on one thread instead */
+
+typedef struct stat_rec {
+    uint32_t size; /* the whole record */
+    uint8_t named, error;
+    int32_t status;     /* the label's */
+    uint32_t name_pid;
+    uint32_t error_len; /* UINT32_MAX: no error text */
+    uint32_t name_len;
+} stat_rec;
+
+typedef struct stat_run {
+    session *s;
+    etw_stats *st;
+    progress *pg;
+    int setups, setup_rc, interrupted;
+    atomic_int oom;
+} stat_run;
+
+typedef struct stat_worker {
+    etw_filter *filter;
+    etw_stats *st; /* this worker's counts */
+    etw_label label;
+} stat_worker;
+
+static etw_status stat_setup(void *ctx, etw_decoder *dec) {
+    stat_run *sr = ctx;
+    const options *o = sr->s->o;
+    int first = sr->setups++ == 0;
+    for (int i = 0; i < o->nmanifests; i++) {
+        etw_status ms = etw_decoder_add_manifest(dec, o->manifests[i], NULL);
+        if (!first) continue;
+        if (ms == ETW_E_IO) sr->setup_rc = EXIT_FATAL; /* reported by on_decoder_diag */
+        else if (ms != ETW_OK && sr->setup_rc < EXIT_SKIPPED) sr->setup_rc = EXIT_SKIPPED;
+    }
+    return ETW_OK;
+}
+
+static void *stat_worker_new(void *ctx, etw_decoder *dec) {
+    stat_run *sr = ctx;
+    (void)dec;
+    stat_worker *w = calloc(1, sizeof *w);
+    if (!w) return NULL;
+    if (!(w->filter = build_filter(sr->s->o)) || etw_stats_new(&w->st, NULL) != ETW_OK) {
+        etw_filter_free(w->filter);
+        free(w);
+        return NULL;
+    }
+    etw_filter_set_origin(w->filter, sr->s->origin);
+    return w;
+}
+
+static void stat_worker_free(void *ctx, void *state) {
+    (void)ctx;
+    stat_worker *w = state;
+    etw_stats_free(w->st);
+    etw_filter_free(w->filter);
+    free(w);
+}
+
+static etw_status emit(etw_pipeline_out *out, const char *p, size_t n) {
+    return n ? etw_pipeline_emit(out, p, n) : ETW_OK;
+}
+
+static etw_status stat_render(void *ctx, void *state, etw_decoder *dec, const etw_event *ev,
+                              etw_pipeline_out *out) {
+    stat_run *sr = ctx;
+    stat_worker *w = state;
+    etw_label *l = &w->label;
+    int sel = etw_filter_match(w->filter, dec, ev, l); /* as scan() */
+    if (sel < 0) {
+        atomic_store(&sr->oom, 1);
+        return ETW_E_NOMEM;
+    }
+    stat_rec r;
+    memset(&r, 0, sizeof r);
+    const char *name = NULL;
+    size_t name_len = 0;
+    etw_status st = etw_stats_process_name(w->st, dec, ev, l, &r.name_pid, &name, &name_len);
+    if (st != ETW_OK) return st;
+    int counted = sel && !(sr->s->o->no_manifest_events && etw_decoder_is_manifest_event(ev));
+    r.named = name != NULL;
+    r.error = counted && etw_stats_has_error(l);
+    /* counted after the record is out: name lives in w->st's scratch */
+    if (!r.named && !r.error) return counted ? etw_stats_count(w->st, ev, l) : ETW_OK;
+    size_t err_len = r.error && l->error ? strlen(l->error) : 0;
+    if (err_len > UINT32_MAX / 4 || name_len > UINT32_MAX / 4) return ETW_E_LIMIT;
+    r.status = (int32_t)l->status;
+    r.error_len = r.error && l->error ? (uint32_t)err_len : UINT32_MAX;
+    r.name_len = (uint32_t)name_len;
+    r.size = (uint32_t)(sizeof r + err_len + name_len);
+    if ((st = emit(out, (const char *)&r, sizeof r)) != ETW_OK || (st = emit(out, name, name_len)) != ETW_OK ||
+        (st = emit(out, l->error, err_len)) != ETW_OK)
+        return st;
+    return counted ? etw_stats_count(w->st, ev, l) : ETW_OK;
+}
+
+/* The records of a batch, in event order (a batch holds whole records). */
+static etw_status stat_write(void *ctx, const void *data, size_t len) {
+    stat_run *sr = ctx;
+    const char *p = data, *end = p + len;
+    char err[1024];
+    while ((size_t)(end - p) >= sizeof(stat_rec)) {
+        stat_rec r;
+        memcpy(&r, p, sizeof r);
+        if (r.size < sizeof r || r.size > (size_t)(end - p)) return ETW_E_CORRUPT; /* cannot happen */
+        const char *q = p + sizeof r;
+        etw_status st = ETW_OK;
+        if (r.named) st = etw_stats_name_process(sr->st, r.name_pid, q, r.name_len); /* as observe */
+        if (st == ETW_OK && r.error) {
+            etw_label l;
+            memset(&l, 0, sizeof l);
+            l.status = (etw_status)r.status;
+            char *big = NULL;
+            if (r.error_len != UINT32_MAX) {
+                /* NUL-terminated, as etw_stats_count_error reads it */
+                char *e = r.error_len < sizeof err ? err : (big = malloc((size_t)r.error_len + 1));
+                if (!e) return ETW_E_NOMEM;
+                memcpy(e, q + r.name_len, r.error_len);
+                e[r.error_len] = 0;
+                l.error = e;
+            }
+            st = etw_stats_count_error(sr->st, &l);
+            free(big);
+        }
+        if (st != ETW_OK) return st;
+        p += r.size;
+    }
+    return p == end ? ETW_OK : ETW_E_CORRUPT;
+}
+
+static int stat_on_read(void *ctx, uint64_t n, const etw_event *ev) {
+    stat_run *sr = ctx;
+    progress_tick(sr->pg, n, 0, ev);
+    if (stop_requested()) {
+        sr->interrupted = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static int scan_parallel(session *s, etw_stats *stats) {
+    const options *o = s->o;
+    stat_run sr;
+    memset(&sr, 0, sizeof sr);
+    sr.s = s;
+    sr.st = stats;
+    atomic_init(&sr.oom, 0);
+    etw_pipeline_options po;
+    memset(&po, 0, sizeof po);
+    po.threads = worker_threads(o);
+    po.decoder.on_diag = on_decoder_diag;
+    po.decoder.diag_ctx = s->dc;
+    po.setup = stat_setup;
+    po.worker_new = stat_worker_new;
+    po.worker_free = stat_worker_free;
+    po.render = stat_render;
+    po.write = stat_write;
+    po.on_read = stat_on_read;
+    po.ctx = &sr;
+    etw_pipeline *p;
+    if (etw_pipeline_new(&p, etw_multi_reader(s->m, 0), &po) != ETW_OK) {
+        fprintf(stderr, "etwdump: out of memory\n");
+        return EXIT_FATAL;
+    }
+    if (sr.setup_rc == EXIT_FATAL) {
+        etw_pipeline_free(p);
+        return EXIT_FATAL;
+    }
+    etw_status st = ETW_OK;
+    if (o->file_order) {
+        /* as setup_decoder: the merged metadata of the whole trace first */
+        s->dc->muted = 1;
+        st = etw_pipeline_prescan(p);
+        s->dc->muted = 0;
+        if (st != ETW_OK) {
+            fprintf(stderr, "etwdump: %s: %s\n", etw_multi_name(s->m, 0), etw_strerror(st));
+            etw_pipeline_free(p);
+            return EXIT_FATAL;
+        }
+    }
+    sr.pg = progress_start(o, s->m, input_bytes(s->m));
+    st = etw_pipeline_run(p);
+    progress_end(sr.pg);
+    int rc = sr.setup_rc;
+    if (atomic_load(&sr.oom)) st = ETW_E_NOMEM;
+    if (sr.interrupted || stop_requested()) {
+        rc = EXIT_INTERRUPTED;
+    } else if (st != ETW_OK) {
+        fprintf(stderr, "etwdump: %s\n", st == ETW_E_NOMEM ? "out of memory" : etw_strerror(st));
+        rc = EXIT_FATAL;
+    }
+    s->par_problems = etw_pipeline_stats_get(p)->decoder_problems != 0;
+    for (unsigned i = 0; rc != EXIT_FATAL && rc != EXIT_INTERRUPTED && i < po.threads; i++) {
+        stat_worker *w = etw_pipeline_worker_state(p, i);
+        st = w ? etw_stats_merge(stats, w->st) : ETW_E_INVALID_ARG;
+        if (st == ETW_E_LIMIT) {
+            rc = EXIT_AGAIN;
+        } else if (st != ETW_OK) {
+            fprintf(stderr, "etwdump: out of memory\n");
+            rc = EXIT_FATAL;
+        }
+        if (st != ETW_OK) break;
+    }
+    etw_pipeline_free(p);
+    return rc;
+}
+
 static int finish(session *s, int rc, const char *text, size_t len, int newline) {
     if (rc == EXIT_FATAL) return rc;
     int w = write_out(s->out, text, len);
     if (w == 0 && newline) w = write_out(s->out, "\n", 1);
     if (w < 0) return EXIT_FATAL;
     if (rc == EXIT_CLEAN) {
-        int problems = etw_decoder_stats_get(s->dec)->problems != 0;
+        /* no decoder of our own: the pipeline's said (scan_parallel) */
+        int problems = s->dec ? etw_decoder_stats_get(s->dec)->problems != 0 : s->par_problems;
         for (size_t i = 0; i < etw_multi_count(s->m); i++)
             if (etw_reader_stats_get(etw_multi_reader(s->m, i))->problems) problems = 1;
         if (problems) rc = EXIT_SKIPPED;
@@ -69,7 +291,29 @@ int run_stats(session *s) {
         fprintf(stderr, "etwdump: out of memory\n");
         return EXIT_FATAL;
     }
-    int rc = scan(s, &sm);
+    int own_dec = !s->dec;
+    int rc = s->dec ? scan(s, &sm) : scan_parallel(s, sm.stats);
+    if (rc == EXIT_AGAIN) {
+        /* a table reached its bound: which keys it let in depends on the
+         * order, so count again on one thread, as -j 1 (the problems of
+         * the trace were told the first time) */
+        etw_stats_free(sm.stats);
+        sm.stats = NULL;
+        s->dc->muted = 1;
+        rc = etw_multi_rewind(s->m) == ETW_OK && etw_stats_new(&sm.stats, NULL) == ETW_OK
+                 ? setup_decoder(s->o, s->m, s->dc, &s->dec)
+                 : EXIT_FATAL;
+        s->dc->muted = 1;
+        if (rc != EXIT_FATAL) {
+            int r2 = scan(s, &sm);
+            if (r2 > rc) rc = r2;
+        }
+        s->dc->muted = 0;
+        if (rc == EXIT_FATAL && !sm.stats) {
+            fprintf(stderr, "etwdump: out of memory\n");
+            return EXIT_FATAL;
+        }
+    }
     size_t n = etw_multi_count(s->m);
     const etw_reader **readers = calloc(n ? n : 1, sizeof *readers);
     const char **names = calloc(n ? n : 1, sizeof *names);
@@ -95,6 +339,10 @@ int run_stats(session *s) {
     free(readers);
     free(names);
     etw_stats_free(sm.stats);
+    if (own_dec) {
+        etw_decoder_free(s->dec);
+        s->dec = NULL;
+    }
     return rc;
 }
 
