@@ -24,11 +24,13 @@
 typedef struct diags {
     int n;
     char last[256];
+    etw_status last_status;
 } diags;
 
 static void on_diag(void *ctx, const etw_diag *d) {
     diags *g = ctx;
     g->n++;
+    g->last_status = d->status;
     snprintf(g->last, sizeof g->last, "%s", d->message);
 }
 
@@ -323,6 +325,11 @@ static void test_newer_version(void) {
     ETW_CHECK_INT(f.remaining, 0);
     ETW_CHECK_INT(g.n, 1);
     ETW_CHECK(strstr(g.last, "version 9") != NULL);
+    /* nothing is lost (the known prefix and the rest as ExtraData): a warning,
+     * status ETW_OK, not a problem (it would make etwdump exit 1) */
+    ETW_CHECK_INT(g.last_status, ETW_OK);
+    ETW_CHECK_INT(etw_decoder_stats_get(d)->warnings, 1);
+    ETW_CHECK_INT(etw_decoder_stats_get(d)->problems, 0);
     /* the same (class, version) again, another type: no second warning */
     ev.opcode = 3;
     ETW_CHECK(decode_fields(d, &ev, &sc, &f));
@@ -341,6 +348,8 @@ static void test_newer_version(void) {
     ETW_CHECK_INT(u64_of(&f, "ExitTime"), 0x01d665a1c2b3d4e5ull);
     ETW_CHECK(field(&f, "ExtraData") == NULL);
     ETW_CHECK_INT(g.n, 1);
+    ETW_CHECK_INT(etw_decoder_stats_get(d)->warnings, 1);
+    ETW_CHECK_INT(etw_decoder_stats_get(d)->problems, 0);
     etb_free(&b);
     etw_decoder_free(d);
 }

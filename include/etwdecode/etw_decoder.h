@@ -64,7 +64,8 @@ typedef struct etw_decoder_stats {
     uint64_t problems;       /* diagnostics reported through on_diag for data
                               * that was lost (status other than ETW_OK) */
     uint64_t warnings;       /* diagnostics with status ETW_OK: reported, nothing
-                              * lost (a provider replaced by a later manifest) */
+                              * lost (a provider replaced by a later manifest,
+                              * a newer kernel class version) */
     uint32_t manifest_providers;    /* providers loaded from user manifests */
     uint32_t eventsource_manifests; /* EventSource manifests learned from the trace */
     uint32_t metadata_events;       /* TRACE_EVENT_INFO schemas merged into the trace */

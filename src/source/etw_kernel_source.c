@@ -286,7 +286,7 @@ static void warn_newer(etw_kernel_source *k, const etw_event *ev, const etw_kern
              "the bytes after it shown as " EXTRA_FIELD,
              f->group, ev->version, l->mof_class ? l->mof_class : f->group, l->version);
     etw_diag d;
-    d.status = ETW_E_UNSUPPORTED;
+    d.status = ETW_OK; /* a warning: the known fields and the rest (ExtraData) are all shown */
     d.file_offset = ev->buffer_file_offset + ev->record_offset;
     d.message = msg;
     k->on_diag(k->diag_ctx, &d);

@@ -10,7 +10,8 @@
  *   - a class version the tables know decodes with its layout;
  *   - a version newer than every known one decodes with the newest known
  *     layout and its trailing bytes as a last field "ExtraData" (hex), with
- *     one warning per (class, version) through the diagnostics callback;
+ *     one warning (status ETW_OK: nothing is lost) per (class, version)
+ *     through the diagnostics callback;
  *   - a version older than every known one, an event type the family does
  *     not list and an unknown class GUID are not found (the event keeps the
  *     fallback name Group/Opcode(N) and its raw bytes);
