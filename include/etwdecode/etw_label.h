@@ -61,9 +61,14 @@ typedef struct etw_label {
 etw_status etw_label_event(etw_decoder *d, const etw_event *ev, etw_label *out);
 
 typedef struct etw_labeler etw_labeler;
+/* A labeler from alloc (NULL: the default allocator). ETW_OK; ETW_E_INVALID_ARG when
+ * out is NULL; ETW_E_NOMEM when the allocator returns NULL (*out is then
+ * left as it was). */
 etw_status etw_labeler_new(etw_labeler **out, const etw_allocator *alloc);
+/* lb may be NULL. */
 void etw_labeler_free(etw_labeler *lb);
-/* etw_label_event(d, ev, out). */
+/* etw_label_event(d, ev, out), and its status; ETW_E_INVALID_ARG when lb is
+ * NULL. It allocates nothing: it never returns ETW_E_NOMEM. */
 etw_status etw_labeler_label(etw_labeler *lb, etw_decoder *d, const etw_event *ev, etw_label *out);
 
 #ifdef __cplusplus
