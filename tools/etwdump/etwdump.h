@@ -150,5 +150,9 @@ int flush_out(FILE *out);
 /* The output as write errors name it (NULL: standard output). */
 void output_name_set(const char *name);
 
+/* output.c: run a pipeline over the session's one file (the --file-order
+ * pre-scan, the progress line); EXIT_FATAL when the pre-scan fails, else
+ * EXIT_CLEAN with the run's status in *st. */
+int pipeline_run_session(etw_pipeline *p, session *s, progress **pg, etw_status *st);
 
 #endif

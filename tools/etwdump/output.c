@@ -245,6 +245,29 @@ static int par_on_read(void *ctx, uint64_t n, const etw_event *ev) {
     return 0;
 }
 
+/* Run p over the session's one file: with --file-order the merged metadata
+ * of the whole trace is learned first (without the merge by time a MetaData
+ * record may come anywhere after the first event it describes); the
+ * progress line runs meanwhile (*pg is set before the run: the pipeline's
+ * on_read hook reads it). EXIT_FATAL, reported here, when the pre-scan
+ * fails; else EXIT_CLEAN with the run's status in *st. */
+int pipeline_run_session(etw_pipeline *p, session *s, progress **pg, etw_status *st) {
+    const options *o = s->o;
+    if (o->file_order) {
+        s->dc->muted = 1;
+        *st = etw_pipeline_prescan(p);
+        s->dc->muted = 0;
+        if (*st != ETW_OK) {
+            fprintf(stderr, "etwdump: %s: %s\n", etw_multi_name(s->m, 0), etw_strerror(*st));
+            return EXIT_FATAL;
+        }
+    }
+    *pg = progress_start(o, s->m, input_bytes(s->m));
+    *st = etw_pipeline_run(p);
+    progress_end(*pg);
+    return EXIT_CLEAN;
+}
+
 int run_events_parallel(session *s) {
     const options *o = s->o;
     par_run pr;
@@ -286,21 +309,10 @@ int run_events_parallel(session *s) {
         etw_pipeline_free(p);
         return EXIT_FATAL;
     }
-    if (o->file_order) {
-        /* no merge by time: a MetaData record may come anywhere after the
-         * first event it describes, so learn them all first */
-        s->dc->muted = 1;
-        st = etw_pipeline_prescan(p);
-        s->dc->muted = 0;
-        if (st != ETW_OK) {
-            fprintf(stderr, "etwdump: %s: %s\n", etw_multi_name(s->m, 0), etw_strerror(st));
-            etw_pipeline_free(p);
-            return EXIT_FATAL;
-        }
+    if (pipeline_run_session(p, s, &pr.pg, &st) != EXIT_CLEAN) {
+        etw_pipeline_free(p);
+        return EXIT_FATAL;
     }
-    pr.pg = progress_start(o, s->m, input_bytes(s->m));
-    st = etw_pipeline_run(p);
-    progress_end(pr.pg);
     int rc = pr.setup_rc;
     if (st == ETW_OK && atomic_load(&pr.oom)) st = ETW_E_NOMEM;
     if (pr.interrupted || (stop_requested() && !pr.stopped)) {

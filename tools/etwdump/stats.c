@@ -232,20 +232,10 @@ static int scan_parallel(session *s, etw_stats *stats) {
         return EXIT_FATAL;
     }
     etw_status st = ETW_OK;
-    if (o->file_order) {
-        /* as setup_decoder: the merged metadata of the whole trace first */
-        s->dc->muted = 1;
-        st = etw_pipeline_prescan(p);
-        s->dc->muted = 0;
-        if (st != ETW_OK) {
-            fprintf(stderr, "etwdump: %s: %s\n", etw_multi_name(s->m, 0), etw_strerror(st));
-            etw_pipeline_free(p);
-            return EXIT_FATAL;
-        }
+    if (pipeline_run_session(p, s, &sr.pg, &st) != EXIT_CLEAN) {
+        etw_pipeline_free(p);
+        return EXIT_FATAL;
     }
-    sr.pg = progress_start(o, s->m, input_bytes(s->m));
-    st = etw_pipeline_run(p);
-    progress_end(sr.pg);
     int rc = sr.setup_rc;
     if (atomic_load(&sr.oom)) st = ETW_E_NOMEM;
     if (sr.interrupted || stop_requested()) {
