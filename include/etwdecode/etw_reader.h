@@ -18,7 +18,10 @@
  * the smallest timestamp goes first; equal timestamps keep file order. The
  * log-file header record is always the first event. Memory is therefore one
  * buffer per processor plus the index, whatever the file size; a stream
- * gives back memory far above what its current buffer needs.
+ * gives back memory far above what its current buffer needs. A file opened
+ * by path is mapped read-only on POSIX systems (etw_reader_options.no_map):
+ * uncompressed buffers are then read in place like memory input, and the
+ * pages of buffers already read are given back as reading goes on.
  *
  * What is a buffer: the first one starts at offset 0 and holds the log-file
  * header record; a BufferSize that leads straight to a well-formed buffer
@@ -127,6 +130,15 @@ typedef struct etw_reader_options {
     uint32_t max_buffer_size;
     /* 1: return records in file order (no merge across processors). */
     int file_order;
+    /* etw_reader_open_file only. 0 (default): on POSIX systems the file is
+     * mapped read-only and buffers are read in place, with no copy; the
+     * pages of buffers already read are given back as reading goes on, so
+     * resident memory stays a few MiB whatever the file's size. The file's
+     * size is taken at open: if another process cuts the file shorter while
+     * it is read, the process gets SIGBUS (docs/limits.md). 1: read with
+     * pread into the reader's own memory instead (as on Windows, and
+     * whenever the mapping fails). */
+    int no_map;
 } etw_reader_options;
 
 /* What the reader saw so far (complete after ETW_END). */

@@ -81,6 +81,9 @@ struct etw_reader {
     etw_input in;
     etw_file *file;          /* owned when opened by path */
     const uint8_t *mem;      /* memory input, or NULL */
+    const uint8_t *base;     /* the input's bytes to read buffers in place: mem, or
+                              * the mapped file (whose pages are given back
+                              * through etw_file_done), or NULL */
     uint32_t max_buffer;
     uint32_t lf_buffer_size; /* the log-file header's BufferSize when usable, else 0 */
     uint32_t decomp_cap;     /* most bytes one compressed buffer decompresses to */
@@ -514,10 +517,10 @@ etw_status etw_reader_load_buffer(const etw_reader *r, const etw_allocator *a, u
     L->status = ETW_OK;
     size_t got = 0;
     if (!(b->flags & ETW_BUFFER_FLAG_COMPRESSED)) {
-        if (r->mem) {
+        if (r->base) {
             got = b->offset >= r->in.size ? 0
                   : (size_t)(r->in.size - b->offset < b->data_end ? r->in.size - b->offset : b->data_end);
-            L->data = r->mem + b->offset;
+            L->data = r->base + b->offset;
             L->end = (uint32_t)got;
             return ETW_OK;
         }
@@ -535,10 +538,10 @@ etw_status etw_reader_load_buffer(const etw_reader *r, const etw_allocator *a, u
         return ETW_OK;
     }
     const uint8_t *in;
-    if (r->mem) {
+    if (r->base) {
         got = b->offset >= r->in.size ? 0
               : (size_t)(r->in.size - b->offset < b->disk_size ? r->in.size - b->offset : b->disk_size);
-        in = r->mem + b->offset;
+        in = r->base + b->offset;
     } else {
         if (!grow_with(a, &L->tmp, &L->tmp_cap, b->disk_size)) {
             load_fail(L, ETW_E_NOMEM, b->offset, "no memory for a buffer");
@@ -593,6 +596,12 @@ static void load_report(etw_reader *r, const etw_buffer_load *L) {
     if (L->has_diag) diag(r, L->diag_status, L->diag_offset, L->msg);
     if (L->skipped) r->stats.buffers_skipped++;
     r->stats.bytes_decompressed += L->bytes_decompressed;
+}
+
+/* The reader is done with buffer bi's bytes in the input (read in place
+ * or decompressed): a mapped file may give its pages back. */
+static void buffer_done(const etw_reader *r, uint32_t bi) {
+    if (r->file) etw_file_done(r->file, r->bufs[bi].offset, r->bufs[bi].disk_size);
 }
 
 /* Make buffer bi the stream's current buffer. ETW_OK, or ETW_E_NOMEM /
@@ -757,7 +766,10 @@ static int stream_advance(etw_reader *r, stream *st) {
             if (st->ev.timestamp > st->order_ft) st->order_ft = st->ev.timestamp;
             return 1;
         }
-        if (r->hooked && st->data) r->hooks.release(r->hooks.ctx, si, st->buf);
+        if (st->data) {
+            if (r->hooked) r->hooks.release(r->hooks.ctx, si, st->buf);
+            buffer_done(r, st->buf);
+        }
         st->data = NULL;
         if (st->next >= st->n) return 0;
         uint32_t k = st->next++;
@@ -783,14 +795,25 @@ static void stream_key(etw_reader *r, uint32_t i) {
     k->record_offset = st->ev.record_offset;
 }
 
+/* Load buffer bi into the probe stream (one-off reads: the range search,
+ * etw_reader_event_at). The pages of the buffer it held before are given
+ * back at once: they are far from where the streams read. */
+static etw_status probe_load(etw_reader *r, uint32_t bi) {
+    stream *st = &r->probe;
+    if (r->probe_loaded && r->file)
+        etw_file_drop(r->file, r->bufs[st->buf].offset, r->bufs[st->buf].disk_size);
+    r->probe_loaded = 0;
+    etw_status s = load_buffer(r, st, bi);
+    if (s == ETW_OK) r->probe_loaded = 1;
+    return s;
+}
+
 /* The time (FILETIME) of the first timed record of buffer bi, read with the
  * probe stream. 0 when it has none or cannot be read. (The buffer header's
  * flush time is no use: some writers store it in another clock.) */
 static int first_record_ft(etw_reader *r, uint32_t bi, int64_t *ft) {
     stream *st = &r->probe;
-    r->probe_loaded = 0;
-    if (load_buffer(r, st, bi) != ETW_OK) return 0;
-    r->probe_loaded = 1;
+    if (probe_load(r, bi) != ETW_OK) return 0;
     uint32_t pos = ETW_BUFFER_HEADER_SIZE;
     while (pos < st->end) {
         etw_event ev;
@@ -825,6 +848,7 @@ static uint32_t range_start_buffer(etw_reader *r, const stream *st, int64_t from
 
 static void stream_reset(etw_reader *r, stream *st, uint32_t next) {
     if (r->hooked && st->data) r->hooks.release(r->hooks.ctx, (uint32_t)(st - r->streams), st->buf);
+    if (st->data) buffer_done(r, st->buf);
     st->next = next;
     st->data = NULL;
     st->pos = st->end = 0;
@@ -1047,6 +1071,7 @@ etw_status etw_reader_open_memory(etw_reader **out, const void *data, size_t siz
     etw_reader *r = reader_new(opt);
     if (!r) return ETW_E_NOMEM;
     r->mem = data;
+    r->base = data;
     r->in.read_at = mem_read_at;
     r->in.ctx = r;
     r->in.size = size;
@@ -1059,11 +1084,15 @@ etw_status etw_reader_open_file(etw_reader **out, const char *path,
     *out = NULL;
     etw_reader *r = reader_new(opt);
     if (!r) return ETW_E_NOMEM;
-    etw_status s = etw_file_open(&r->alloc, path, &r->file, &r->in);
+    etw_status s = etw_file_open(&r->alloc, path, !r->opt.no_map, &r->file, &r->in);
     if (s != ETW_OK) {
         etw_reader_close(r);
         return s;
     }
+    /* Buffers are read in place from the mapping; the index is built with
+     * small reads (touching every buffer's header page through the mapping
+     * would make the whole file resident). */
+    r->base = etw_file_bytes(r->file);
     return open_common(out, r);
 }
 
@@ -1114,6 +1143,7 @@ static void release_all(etw_reader *r) {
     for (uint32_t i = 0; i < r->nstreams; i++) {
         stream *st = &r->streams[i];
         if (r->hooked && st->data) r->hooks.release(r->hooks.ctx, i, st->buf);
+        if (st->data) buffer_done(r, st->buf);
         st->data = NULL;
         st->pos = st->end = 0;
     }
@@ -1133,6 +1163,7 @@ etw_status etw_reader_rewind(etw_reader *r) {
     if (!r) return ETW_E_INVALID_ARG;
     r->stats = r->index_stats;
     release_all(r);
+    if (r->file) etw_file_restart(r->file);
     reset_streams(r);
     return ETW_OK;
 }
@@ -1209,10 +1240,8 @@ etw_status etw_reader_event_at(etw_reader *r, uint64_t buffer_file_offset, uint3
     if (lo == r->nbufs || r->bufs[lo].offset != buffer_file_offset) return ETW_E_NOT_FOUND;
     stream *st = &r->probe;
     if (!r->probe_loaded || st->buf != lo) {
-        r->probe_loaded = 0;
-        etw_status s = load_buffer(r, st, lo);
+        etw_status s = probe_load(r, lo);
         if (s != ETW_OK) return s;
-        r->probe_loaded = 1;
     }
     if (record_offset < ETW_BUFFER_HEADER_SIZE || record_offset >= st->end) return ETW_E_NOT_FOUND;
     uint32_t adv = 0;
@@ -1277,4 +1306,5 @@ void etw_reader_scan_buffer(const etw_reader *r, const etw_buffer_load *L, etw_r
         if (ev.timestamp > stats->last_timestamp) stats->last_timestamp = ev.timestamp;
         if (fn && fn(ctx, &ev)) break;
     }
+    buffer_done(r, L->buf);
 }
