@@ -107,12 +107,15 @@ struct etw_pipeline {
     etw_allocator alloc;
     etw_pipeline_options opt;
     etw_reader *r;
-    unsigned nworkers; /* decoders; threads = opt.threads */
+    unsigned nworkers; /* decoders: workers[0] is the calling thread's */
+    int threaded;      /* nworkers > 1: workers[1..] run on threads of their own */
     worker *workers;
 
     etw_mutex mu;
     etw_cond work_cv, done_cv;
     int sync_ok, quit;
+    unsigned idle;     /* worker threads waiting for work */
+    int caller_waits;  /* the calling thread waits on done_cv */
 
     /* buffers */
     slot *slots;
@@ -326,11 +329,49 @@ static void tell_cursors(worker *w) {
     w->pub_order = w->order_done ? w->order_done->seq + 1 : 0;
 }
 
+/* Signals, under the mutex: only to a thread that waits (a signal to a busy
+ * thread costs a system call for nothing). Only the calling thread waits on
+ * done_cv. */
+static void wake_worker(etw_pipeline *p) {
+    if (p->idle) etw_cond_signal(&p->work_cv);
+}
+
+static void wake_caller(etw_pipeline *p) {
+    if (p->caller_waits) etw_cond_signal(&p->done_cv);
+}
+
+static void caller_wait(etw_pipeline *p) {
+    p->caller_waits = 1;
+    etw_cond_wait(&p->done_cv, &p->mu);
+    p->caller_waits = 0;
+}
+
+/* The oldest batch no thread has taken (under the mutex), or NULL. */
+static batch *take_render(etw_pipeline *p) {
+    batch *b = p->render_head;
+    if (b) {
+        p->render_head = b->qnext;
+        if (!p->render_head) p->render_tail = NULL;
+    }
+    return b;
+}
+
+static scan_task *take_scan(etw_pipeline *p) {
+    scan_task *t = p->scan_head;
+    if (t) {
+        p->scan_head = t->next;
+        if (!p->scan_head) p->scan_tail = NULL;
+    }
+    return t;
+}
+
 static ETW_THREAD_RETURN worker_main(void *arg) {
     worker *w = arg;
     etw_pipeline *p = w->p;
     etw_mutex_lock(&p->mu);
     for (;;) {
+        batch *b;
+        scan_task *t;
         if (p->load_head) {
             slot *s = p->load_head;
             p->load_head = s->next;
@@ -340,30 +381,26 @@ static ETW_THREAD_RETURN worker_main(void *arg) {
             etw_reader_load_buffer(p->r, &p->alloc, s->L.buf, &s->L);
             etw_mutex_lock(&p->mu);
             s->state = S_READY;
-            etw_cond_broadcast(&p->done_cv);
-        } else if (p->render_head) {
-            batch *b = p->render_head;
-            p->render_head = b->qnext;
-            if (!p->render_head) p->render_tail = NULL;
+            wake_caller(p);
+        } else if ((b = take_render(p))) {
             etw_mutex_unlock(&p->mu);
             process_batch(w, b);
             etw_mutex_lock(&p->mu);
             tell_cursors(w);
             b->done = 1;
-            etw_cond_broadcast(&p->done_cv);
-        } else if (p->scan_head) {
-            scan_task *t = p->scan_head;
-            p->scan_head = t->next;
-            if (!p->scan_head) p->scan_tail = NULL;
+            wake_caller(p);
+        } else if ((t = take_scan(p))) {
             etw_mutex_unlock(&p->mu);
             process_scan(w, t);
             etw_mutex_lock(&p->mu);
             t->state = 2;
-            etw_cond_broadcast(&p->done_cv);
+            wake_caller(p);
         } else if (p->quit) {
             break;
         } else {
+            p->idle++;
             etw_cond_wait(&p->work_cv, &p->mu);
+            p->idle--;
         }
     }
     etw_mutex_unlock(&p->mu);
@@ -403,7 +440,7 @@ static void prefetch(etw_pipeline *p, uint32_t stream, uint32_t k) {
         else p->load_head = s;
         p->load_tail = s;
         p->in_window++;
-        etw_cond_signal(&p->work_cv);
+        wake_worker(p);
     }
 }
 
@@ -421,7 +458,7 @@ static void unqueue(etw_pipeline *p, slot *s) {
 static const etw_buffer_load *hook_acquire(void *ctx, uint32_t stream, uint32_t k, uint32_t bi) {
     etw_pipeline *p = ctx;
     slot *s;
-    if (!p->opt.threads) {
+    if (!p->threaded) {
         s = p->held[stream] ? p->held[stream] : take_free(p);
         /* one slot per stream, reused: there are nstreams of them */
         etw_reader_load_buffer(p->r, &p->alloc, bi, &s->L);
@@ -440,7 +477,7 @@ static const etw_buffer_load *hook_acquire(void *ctx, uint32_t stream, uint32_t 
             etw_reader_load_buffer(p->r, &p->alloc, bi, &s->L);
             etw_mutex_lock(&p->mu);
         } else {
-            while (s->state == S_LOADING) etw_cond_wait(&p->done_cv, &p->mu);
+            while (s->state == S_LOADING) caller_wait(p);
         }
     } else {
         s = take_free(p); /* never NULL: nstreams + window slots */
@@ -461,7 +498,7 @@ static const etw_buffer_load *hook_acquire(void *ctx, uint32_t stream, uint32_t 
 static void hook_release(void *ctx, uint32_t stream, uint32_t bi) {
     etw_pipeline *p = ctx;
     (void)bi;
-    if (!p->opt.threads) return; /* the stream's slot is reused */
+    if (!p->threaded) return; /* the stream's slot is reused */
     etw_mutex_lock(&p->mu);
     slot *s = p->held[stream];
     if (s) {
@@ -570,7 +607,7 @@ static void publish(etw_pipeline *p, uint64_t pos, int all) {
         b->ahead_last = p->ahead_tail;
         b->order_last = p->order_tail_e;
         b->published = 1;
-        if (!p->opt.threads) {
+        if (!p->threaded) {
             process_batch(&p->workers[0], b);
             tell_cursors(&p->workers[0]);
             b->done = 1;
@@ -582,7 +619,7 @@ static void publish(etw_pipeline *p, uint64_t pos, int all) {
         else p->render_head = b;
         p->render_tail = b;
         p->queued++;
-        etw_cond_signal(&p->work_cv);
+        wake_worker(p);
         etw_mutex_unlock(&p->mu);
     }
 }
@@ -601,7 +638,7 @@ static log_entry *trim_log(etw_pipeline *p, log_entry *head, uint64_t min_next) 
 }
 
 static void trim_logs(etw_pipeline *p) {
-    if (p->opt.threads) etw_mutex_lock(&p->mu);
+    if (p->threaded) etw_mutex_lock(&p->mu);
     uint64_t ma = UINT64_MAX, mo = UINT64_MAX;
     for (unsigned i = 0; i < p->nworkers; i++) {
         if (p->workers[i].pub_ahead < ma) ma = p->workers[i].pub_ahead;
@@ -613,22 +650,36 @@ static void trim_logs(etw_pipeline *p) {
     if (h != p->ahead_head) p->ahead_head = h;
     h = trim_log(p, p->order_head_e, mo);
     if (h != p->order_head_e) p->order_head_e = h;
-    if (p->opt.threads) etw_mutex_unlock(&p->mu);
+    if (p->threaded) etw_mutex_unlock(&p->mu);
 }
 
-/* Write finished batches from the head; with wait, until at most `keep`
- * published batches remain. */
+/* Write finished batches from the head until at most `keep` published
+ * batches remain unwritten. Rather than wait for the head, the calling
+ * thread renders the oldest batch no worker has taken, with its own
+ * decoder (workers[0]): with as many threads as cores, nobody idles. */
 static void drain(etw_pipeline *p, unsigned keep) {
+    worker *w0 = &p->workers[0];
     for (;;) {
         batch *b = p->order_head;
         if (!b || !b->published) return;
-        if (p->opt.threads) {
+        if (p->threaded) {
             etw_mutex_lock(&p->mu);
-            if (!b->done && p->queued <= keep) {
-                etw_mutex_unlock(&p->mu);
-                return;
+            while (!b->done) {
+                if (p->queued <= keep) {
+                    etw_mutex_unlock(&p->mu);
+                    return;
+                }
+                batch *h = take_render(p);
+                if (h) {
+                    etw_mutex_unlock(&p->mu);
+                    process_batch(w0, h);
+                    etw_mutex_lock(&p->mu);
+                    tell_cursors(w0);
+                    h->done = 1;
+                } else {
+                    caller_wait(p);
+                }
             }
-            while (!b->done) etw_cond_wait(&p->done_cv, &p->mu);
             p->queued--;
             etw_mutex_unlock(&p->mu);
         }
@@ -663,7 +714,7 @@ static etw_status log_event(etw_pipeline *p, const etw_event *ev, uint64_t pos, 
     copy_event(&e->ev, ev, e->bytes);
     e->pos = pos;
     atomic_init(&e->reported, 0);
-    if (p->opt.threads) etw_mutex_lock(&p->mu);
+    if (p->threaded) etw_mutex_lock(&p->mu);
     if (kind == ETW_LEARN_AHEAD) {
         e->seq = p->ahead_seq++;
         if (p->ahead_tail) p->ahead_tail->next = e;
@@ -675,7 +726,7 @@ static etw_status log_event(etw_pipeline *p, const etw_event *ev, uint64_t pos, 
         else p->order_head_e = e;
         p->order_tail_e = e;
     }
-    if (p->opt.threads) etw_mutex_unlock(&p->mu);
+    if (p->threaded) etw_mutex_unlock(&p->mu);
     return ETW_OK;
 }
 
@@ -778,13 +829,13 @@ etw_status etw_pipeline_scan(etw_pipeline *p, etw_pipeline_scan_fn fn, etw_reade
     for (unsigned i = 0; i < p->nworkers; i++) p->workers[i].scan_fn = fn;
     if (fn) fn(p->opt.ctx, p->workers[0].state, &ev);
     uint32_t nb = etw_reader_buffer_count(p->r);
-    unsigned ntasks = p->opt.threads ? p->window + p->opt.threads : 1;
+    unsigned ntasks = p->threaded ? p->window + p->nworkers : 1;
     scan_task *tasks = etw_calloc(&p->alloc, ntasks, sizeof *tasks);
     if (!tasks) return ETW_E_NOMEM;
     uint32_t issued = 0, merged = 0;
     while (merged < nb) {
-        if (!p->opt.threads) {
-            tasks[0].bi = merged;
+        if (!p->threaded) {
+            tasks[0].bi = merged; /* one task, on this thread */
             process_scan(&p->workers[0], &tasks[0]);
             scan_merge(p, stats, &tasks[0]);
             merged++;
@@ -799,10 +850,20 @@ etw_status etw_pipeline_scan(etw_pipeline *p, etw_pipeline_scan_fn fn, etw_reade
             if (p->scan_tail) p->scan_tail->next = t;
             else p->scan_head = t;
             p->scan_tail = t;
-            etw_cond_signal(&p->work_cv);
+            wake_worker(p);
         }
-        scan_task *t = &tasks[merged % ntasks];
-        while (t->state != 2) etw_cond_wait(&p->done_cv, &p->mu);
+        /* the calling thread scans too while the next one is not done */
+        scan_task *t = &tasks[merged % ntasks], *mine;
+        while (t->state != 2) {
+            if ((mine = take_scan(p))) {
+                etw_mutex_unlock(&p->mu);
+                process_scan(&p->workers[0], mine);
+                etw_mutex_lock(&p->mu);
+                mine->state = 2;
+            } else {
+                caller_wait(p);
+            }
+        }
         t->state = 0;
         etw_mutex_unlock(&p->mu);
         scan_merge(p, stats, t);
@@ -851,16 +912,16 @@ etw_status etw_pipeline_new(etw_pipeline **out, etw_reader *r, const etw_pipelin
     p->r = r;
     etw_reader_diag_target(r, &p->reader_diag, &p->reader_diag_ctx);
     p->nstreams = etw_reader_stream_count(r);
-    unsigned t = p->opt.threads;
+    p->nworkers = p->opt.threads > 1 ? p->opt.threads : 1;
+    p->threaded = p->nworkers > 1;
     p->window = p->opt.window;
     if (!p->window) {
         uint32_t ws = p->nstreams * PREFETCH_DEPTH;
         if (ws > WINDOW_STREAMS_MAX) ws = WINDOW_STREAMS_MAX;
-        p->window = ws + WINDOW_PER_THREAD * (t ? t : 1);
+        p->window = ws + WINDOW_PER_THREAD * p->nworkers;
     }
-    p->max_queued = BATCHES_PER_THREAD * (t ? t : 1);
-    p->nworkers = t ? t : 1;
-    p->nslots = p->nstreams + (t ? p->window : 0);
+    p->max_queued = BATCHES_PER_THREAD * p->nworkers;
+    p->nslots = p->nstreams + (p->threaded ? p->window : 0);
     p->slots = etw_calloc(&a, p->nslots ? p->nslots : 1, sizeof *p->slots);
     p->held = etw_calloc(&a, p->nstreams ? p->nstreams : 1, sizeof *p->held);
     p->workers = etw_calloc(&a, p->nworkers, sizeof *p->workers);
@@ -870,7 +931,7 @@ etw_status etw_pipeline_new(etw_pipeline **out, etw_reader *r, const etw_pipelin
         p->free_slots = &p->slots[i];
     }
     for (unsigned i = 0; s == ETW_OK && i < p->nworkers; i++) s = worker_init(p, &p->workers[i], i);
-    if (s == ETW_OK && t) {
+    if (s == ETW_OK && p->threaded) {
         if (etw_mutex_init(&p->mu)) {
             s = ETW_E_NOMEM;
         } else if (etw_cond_init(&p->work_cv)) {
@@ -883,7 +944,7 @@ etw_status etw_pipeline_new(etw_pipeline **out, etw_reader *r, const etw_pipelin
         } else {
             p->sync_ok = 1;
         }
-        for (unsigned i = 0; s == ETW_OK && i < t; i++) {
+        for (unsigned i = 1; s == ETW_OK && i < p->nworkers; i++) {
             if (etw_thread_start(&p->workers[i].th, worker_main, &p->workers[i])) s = ETW_E_NOMEM;
             else p->workers[i].started = 1;
         }
