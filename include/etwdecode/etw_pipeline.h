@@ -2,7 +2,7 @@
  * order and byte for byte what one thread produces.
  *
  *   etw_pipeline_options po = {0};
- *   po.threads = 2;                      // 0: everything on the calling thread
+ *   po.threads = 2;                      // this thread and one more
  *   po.write = my_write; po.ctx = out;   // called in order, on this thread
  *   etw_pipeline *p;
  *   if (etw_pipeline_new(&p, r, &po) == ETW_OK) {
@@ -11,21 +11,26 @@
  *   }
  *
  * What runs where. The calling thread merges the processors' buffers into
- * timestamp order (the reader's etw_reader_next), copies the events into
- * batches and writes finished batches through `write`, in order. Worker
- * threads decompress buffers ahead of the merge (a fixed window of them)
- * and render whole batches, each with its own etw_decoder and renderer, so
- * nothing is shared but the queues. Memory: one buffer per processor (as
- * the reader alone), the window of buffers decompressed ahead, and the
- * batches in flight (a fixed number, each at most ETW_PIPELINE_BATCH events
- * or about ETW_PIPELINE_BATCH_BYTES of copied event bytes, plus their
- * output) - whatever the size of the file.
+ * timestamp order (the reader's etw_reader_next), puts the events into
+ * batches - references into the loaded buffers, not copies: a buffer is
+ * kept until the batches pointing into it are written - and writes
+ * finished batches through `write`, in order. threads - 1 worker threads
+ * decompress buffers ahead of the merge (a fixed window of them) and render
+ * whole batches; the calling thread renders batches too whenever enough are
+ * queued for the workers, so `threads` threads are busy in all. Each
+ * renders with its own etw_decoder and renderer: nothing is shared but the
+ * queues. Memory: one buffer per processor (as the reader alone), the
+ * window of buffers decompressed ahead, the buffers the batches in flight
+ * point into (a fixed number: past it, waiting batches copy their events)
+ * and the batches (a fixed number, each at most ETW_PIPELINE_BATCH events
+ * or about ETW_PIPELINE_BATCH_BYTES of event bytes, plus their output) -
+ * whatever the size of the file.
  *
  * Why the output does not depend on the number of threads: decoding an
  * event changes no decoder state except through the events
- * etw_decoder_learn_kind names. Every worker's decoder learns every
+ * etw_decoder_learn_kind names. Every thread's decoder learns every
  * ETW_LEARN_IN_ORDER event exactly at its place (the pipeline keeps a copy
- * of each and replays it to the workers that did not decode it), and every
+ * of each and replays it to the threads that did not decode it), and every
  * ETW_LEARN_AHEAD event (merged metadata) ETW_PIPELINE_LOOKAHEAD events
  * before its place, on every decoder alike. That is also how the schemas
  * merged into a trace are found in one pass over the file: a MetaData
@@ -57,7 +62,7 @@ extern "C" {
 #endif
 
 /* Events per batch (a batch also closes at ETW_PIPELINE_BATCH_BYTES of
- * copied event bytes). */
+ * event bytes). */
 #define ETW_PIPELINE_BATCH 256u
 #define ETW_PIPELINE_BATCH_BYTES (128u * 1024u)
 /* How many events ahead merged metadata is learned. */
@@ -72,13 +77,14 @@ etw_status etw_pipeline_emit(etw_pipeline_out *out, const void *data, size_t len
 
 typedef struct etw_pipeline_options {
     const etw_allocator *allocator; /* NULL: malloc/free */
-    /* Worker threads. 0: decompress, decode and write on the calling
-     * thread, with the same result. */
+    /* Threads that decode, the calling thread included: N > 1 starts N - 1
+     * worker threads. 0 or 1: decompress, decode and write on the calling
+     * thread alone, with the same result. */
     unsigned threads;
-    /* Buffers decompressed ahead of the merge, at most; 0: 2 per processor
-     * (at most 64) plus 2 per thread. */
+    /* Buffers decompressed ahead of the merge, at most (with threads > 1);
+     * 0: 2 per processor (at most 64) plus 2 per thread. */
     unsigned window;
-    /* Each worker's decoder is made with these options (on_diag is called
+    /* Each thread's decoder is made with these options (on_diag is called
      * on the calling thread); setup (may be NULL) is then called once per
      * decoder, e.g. to add manifests; its problems are reported for the
      * first decoder only. */
@@ -89,13 +95,13 @@ typedef struct etw_pipeline_options {
      * frees it. Both may be NULL. */
     void *(*worker_new)(void *ctx, etw_decoder *d);
     void (*worker_free)(void *ctx, void *state);
-    /* Which events are output; NULL: all. Called on worker threads with the
-     * worker's state and decoder (ev may be resolved with it); must not touch
+    /* Which events are output; NULL: all. Called on any of the threads with
+     * that thread's state and decoder (ev may be resolved with it); must not touch
      * shared state. Events not selected still teach the decoders. */
     int (*select)(void *ctx, void *state, etw_decoder *d, const etw_event *ev);
     /* How an event is rendered: NULL renders the contract's JSON line with
-     * these options (json.decoder is ignored: each worker's own is used).
-     * A custom render runs on worker threads and appends the event's
+     * these options (json.decoder is ignored: each thread's own is used).
+     * A custom render runs on any of the threads and appends the event's
      * output. */
     etw_json_options json;
     etw_status (*render)(void *ctx, void *state, etw_decoder *d, const etw_event *ev,
@@ -118,6 +124,9 @@ typedef struct etw_pipeline_stats {
     uint64_t events_written;   /* events selected and written */
     uint64_t decoder_problems; /* decoder diagnostics reported (not warnings: status ETW_OK) */
     uint64_t bytes_written;
+    /* batches whose events were copied out of the buffers they pointed
+     * into, because the buffers in memory reached their bound */
+    uint64_t batches_copied;
 } etw_pipeline_stats;
 
 etw_status etw_pipeline_new(etw_pipeline **out, etw_reader *r, const etw_pipeline_options *opt);
@@ -128,11 +137,11 @@ etw_status etw_pipeline_new(etw_pipeline **out, etw_reader *r, const etw_pipelin
  * at an unspecified position (rewind it to read again). */
 etw_status etw_pipeline_run(etw_pipeline *p);
 
-/* Every event of the trace, in no particular order, through fn on worker
- * threads (state: that worker's, from worker_new, or NULL without it) -
+/* Every event of the trace, in no particular order, through fn on the
+ * threads (state: that thread's, from worker_new, or NULL without it) -
  * for summaries whose result does not depend on the order. Buffers are
  * decompressed and scanned in parallel, with no merge. The log-file header
- * comes first, on the calling thread (with the first worker's state).
+ * comes first, on the calling thread (with thread 0's state).
  * Afterwards *stats holds exactly what etw_reader_stats_get would say after
  * reading every event with etw_reader_next, and the reader's problems have
  * been reported through its on_diag (in file order). */
@@ -149,11 +158,12 @@ etw_status etw_pipeline_prescan(etw_pipeline *p);
 
 const etw_pipeline_stats *etw_pipeline_stats_get(const etw_pipeline *p);
 
-/* The decoder of worker i (0 .. threads-1, or 0 without threads), for the
- * caller's statistics after a run. NULL when out of range. */
+/* The decoder of thread i (0 .. threads-1, or 0 alone; 0 is the calling
+ * thread's), for the caller's statistics after a run. NULL when out of
+ * range. */
 etw_decoder *etw_pipeline_decoder(etw_pipeline *p, unsigned i);
 
-/* The state worker_new made for worker i, for adding up what a scan
+/* The state worker_new made for thread i, for adding up what a scan
  * counted. NULL when out of range or without worker_new. */
 void *etw_pipeline_worker_state(etw_pipeline *p, unsigned i);
 

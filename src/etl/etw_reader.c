@@ -1308,3 +1308,7 @@ void etw_reader_scan_buffer(const etw_reader *r, const etw_buffer_load *L, etw_r
     }
     buffer_done(r, L->buf);
 }
+
+/* The stream of the event etw_reader_next returned last (-1: the log-file
+ * header, or none). */
+int etw_reader_last_stream(const etw_reader *r) { return r->pending; }

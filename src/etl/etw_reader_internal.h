@@ -83,4 +83,9 @@ void etw_reader_set_hooks(etw_reader *r, const etw_reader_hooks *hooks);
  * statistics are kept. */
 void etw_reader_detach(etw_reader *r);
 
+/* The stream (0 .. etw_reader_stream_count-1) whose event etw_reader_next
+ * returned last: that event's bytes are in the buffer the stream holds.
+ * -1 for the log-file header (its bytes are the reader's own) or none. */
+int etw_reader_last_stream(const etw_reader *r);
+
 #endif

@@ -1,6 +1,7 @@
 /* etw_pipeline.c - the parallel decode pipeline of include/etwdecode/etw_pipeline.h:
  * buffers decompressed ahead on workers, the merge on the calling thread,
- * batches of events rendered on workers, written in order. */
+ * batches of references to the events rendered on every thread (the
+ * calling one too), written in order. */
 #include "etwdecode/etw_pipeline.h"
 
 #include <stdatomic.h>
@@ -22,14 +23,24 @@
 #define WINDOW_PER_THREAD 2u
 /* Batches written out of order may wait at most: this many per thread. */
 #define BATCHES_PER_THREAD 2u
+/* Buffers kept after their stream moved on, for the batches that point into
+ * them (a batch holds references, not copies): at least this many, plus
+ * BATCHES_PER_THREAD per thread. When they run out, the batches that wait
+ * for their lookahead copy their events (batch_detach). */
+#define REF_SLOTS 8u
 
-enum { S_FREE, S_QUEUED, S_LOADING, S_READY, S_HELD };
+/* A slot's life: FREE -> (QUEUED -> LOADING ->) READY -> HELD by its
+ * stream -> DONE when the stream moves on -> FREE when no unwritten batch
+ * points into it. */
+enum { S_FREE, S_QUEUED, S_LOADING, S_READY, S_HELD, S_DONE };
 #define NOT_SELECTED UINT32_MAX
 
 typedef struct slot {
     etw_buffer_load L;
-    int state;
+    int state;         /* QUEUED, LOADING, READY: under the mutex */
     uint32_t stream, k;
+    uint32_t refs;     /* unwritten batches whose events point into it (calling thread) */
+    uint64_t tag;      /* id of the last batch counted in refs */
     struct slot *next; /* free list / load queue */
 } slot;
 
@@ -54,11 +65,13 @@ typedef struct batch {
     struct batch *next; /* order list / render queue / free list */
     struct batch *qnext;
     uint64_t first;     /* position of its first event */
+    uint64_t id;        /* for slot->tag */
     uint32_t n, cap;
-    etw_event *evs;
-    size_t *boff;       /* where each event's bytes are in bytes (it may move while filling) */
-    uint8_t *bytes;
-    size_t blen, bcap;
+    etw_event *evs;     /* the reader's events: their bytes are in the slots below */
+    slot **slots;       /* the slots they point into, each once (at most p->nslots) */
+    uint32_t nslots;
+    uint8_t *bytes;     /* the events' bytes when copied (batch_detach) */
+    size_t blen;        /* bytes of the events (payload, extended data) */
     log_entry *ahead_last, *order_last; /* the logs as they were when published */
     char *out;
     size_t olen, ocap;
@@ -127,6 +140,8 @@ struct etw_pipeline {
     uint32_t window, in_window;
 
     /* batches */
+    batch *cur;         /* the one being filled */
+    uint64_t batch_ids;
     batch *free_batches;
     batch *order_head, *order_tail; /* closed batches, in order */
     batch *render_head, *render_tail;
@@ -142,6 +157,7 @@ struct etw_pipeline {
     etw_diag_fn reader_diag;
     void *reader_diag_ctx;
 
+    etw_buffer_load no_memory; /* given to the reader when no slot can be had */
     int prescanned;     /* the ahead log holds every MetaData record already */
     int stop;
     etw_status fail;
@@ -235,9 +251,11 @@ static void learn_muted(worker *w, const etw_event *ev, int report) {
     w->muted = 0;
 }
 
-static log_entry *next_entry(log_entry *done, log_entry *head, log_entry *last) {
+/* The entry after done up to last; the log's head (read only then: the
+ * calling thread moves a head only past entries every decoder learned). */
+static log_entry *next_entry(log_entry *done, log_entry *const *head, log_entry *last) {
     if (!last) return NULL;
-    if (!done) return head;
+    if (!done) return *head;
     return done == last ? NULL : done->next;
 }
 
@@ -263,12 +281,12 @@ static void process_batch(worker *w, batch *b) {
         log_entry *e;
         /* merged metadata: learned ETW_PIPELINE_LOOKAHEAD events ahead, the
          * first decoder to learn a record reports its problems */
-        while ((e = next_entry(w->ahead_done, p->ahead_head, b->ahead_last)) && e->pos < q + ETW_PIPELINE_LOOKAHEAD) {
+        while ((e = next_entry(w->ahead_done, &p->ahead_head, b->ahead_last)) && e->pos < q + ETW_PIPELINE_LOOKAHEAD) {
             learn_muted(w, &e->ev, atomic_exchange(&e->reported, 1) == 0);
             w->ahead_done = e;
         }
         /* in-order state: what other workers decoded since this one's last batch */
-        while ((e = next_entry(w->order_done, p->order_head_e, b->order_last)) && e->pos < q) {
+        while ((e = next_entry(w->order_done, &p->order_head_e, b->order_last)) && e->pos < q) {
             if (e->pos < b->first) learn_muted(w, &e->ev, 0);
             w->order_done = e;
         }
@@ -282,7 +300,7 @@ static void process_batch(worker *w, batch *b) {
     }
     /* past this batch's own in-order events */
     log_entry *e;
-    while ((e = next_entry(w->order_done, p->order_head_e, b->order_last)) && e->pos < b->first + b->n)
+    while ((e = next_entry(w->order_done, &p->order_head_e, b->order_last)) && e->pos < b->first + b->n)
         w->order_done = e;
     w->cur = NULL;
 }
@@ -412,7 +430,9 @@ static ETW_THREAD_RETURN worker_main(void *arg) {
 static slot *find_ahead(etw_pipeline *p, uint32_t stream, uint32_t k) {
     for (uint32_t i = 0; i < p->nslots; i++) {
         slot *s = &p->slots[i];
-        if (s->state != S_FREE && s->state != S_HELD && s->stream == stream && s->k == k) return s;
+        if ((s->state == S_QUEUED || s->state == S_LOADING || s->state == S_READY) && s->stream == stream &&
+            s->k == k)
+            return s;
     }
     return NULL;
 }
@@ -421,6 +441,69 @@ static slot *take_free(etw_pipeline *p) {
     slot *s = p->free_slots;
     if (s) p->free_slots = s->next;
     return s;
+}
+
+static void slot_free(etw_pipeline *p, slot *s) {
+    s->state = S_FREE;
+    s->next = p->free_slots;
+    p->free_slots = s;
+}
+
+/* The calling thread keeps the slots' references: a batch counts in the
+ * slots its events point into until it is written. */
+static void batch_ref(batch *b, slot *s) {
+    if (s->tag == b->id) return;
+    s->tag = b->id;
+    s->refs++;
+    b->slots[b->nslots++] = s;
+}
+
+static void batch_unref(etw_pipeline *p, batch *b) {
+    for (uint32_t i = 0; i < b->nslots; i++) {
+        slot *s = b->slots[i];
+        if (--s->refs == 0 && s->state == S_DONE) slot_free(p, s);
+    }
+    b->nslots = 0;
+}
+
+/* Copy the bytes of b's events into the batch itself and let go of its
+ * slots. 0: no memory. */
+static int batch_detach(etw_pipeline *p, batch *b) {
+    if (!b->nslots) return 1;
+    size_t need = 0;
+    for (uint32_t i = 0; i < b->n; i++) need += event_bytes(&b->evs[i]);
+    uint8_t *nb = etw_alloc(&p->alloc, need ? need : 1);
+    if (!nb) return 0;
+    size_t at = 0;
+    for (uint32_t i = 0; i < b->n; i++) {
+        etw_event ev = b->evs[i];
+        copy_event(&b->evs[i], &ev, nb + at);
+        at += event_bytes(&ev);
+    }
+    etw_free(&p->alloc, b->bytes);
+    b->bytes = nb;
+    batch_unref(p, b);
+    b->id = ++p->batch_ids; /* later events of the same slots count again */
+    p->stats.batches_copied++;
+    return 1;
+}
+
+static void drain(etw_pipeline *p, unsigned keep);
+
+/* A slot to load a buffer into, for the calling thread. When every one is
+ * held, loading ahead or pointed into: write what is published, then make
+ * the batches that still wait copy their events. NULL: no memory. */
+static slot *get_slot(etw_pipeline *p) {
+    slot *s = take_free(p);
+    if (s) return s;
+    drain(p, 0);
+    if ((s = take_free(p))) return s;
+    int ok = 1;
+    for (batch *b = p->order_head; b; b = b->next) ok &= batch_detach(p, b);
+    if (p->cur) ok &= batch_detach(p, p->cur);
+    /* nstreams + window + REF_SLOTS slots: at most nstreams - 1 held, window
+     * ahead, none pointed into */
+    return ok ? take_free(p) : NULL;
 }
 
 static void prefetch(etw_pipeline *p, uint32_t stream, uint32_t k) {
@@ -457,57 +540,52 @@ static void unqueue(etw_pipeline *p, slot *s) {
 
 static const etw_buffer_load *hook_acquire(void *ctx, uint32_t stream, uint32_t k, uint32_t bi) {
     etw_pipeline *p = ctx;
-    slot *s;
-    if (!p->threaded) {
-        s = p->held[stream] ? p->held[stream] : take_free(p);
-        /* one slot per stream, reused: there are nstreams of them */
-        etw_reader_load_buffer(p->r, &p->alloc, bi, &s->L);
-        s->state = S_HELD;
-        p->held[stream] = s;
-        return &s->L;
-    }
-    etw_mutex_lock(&p->mu);
-    s = find_ahead(p, stream, k);
-    if (s) {
-        p->in_window--;
-        if (s->state == S_QUEUED) {
-            unqueue(p, s);
-            s->state = S_LOADING;
-            etw_mutex_unlock(&p->mu);
-            etw_reader_load_buffer(p->r, &p->alloc, bi, &s->L);
-            etw_mutex_lock(&p->mu);
-        } else {
-            while (s->state == S_LOADING) caller_wait(p);
+    slot *s = NULL;
+    if (p->threaded) {
+        etw_mutex_lock(&p->mu);
+        s = find_ahead(p, stream, k);
+        if (s) {
+            p->in_window--;
+            if (s->state == S_QUEUED) {
+                unqueue(p, s);
+                s->state = S_LOADING;
+                etw_mutex_unlock(&p->mu);
+                etw_reader_load_buffer(p->r, &p->alloc, bi, &s->L);
+                etw_mutex_lock(&p->mu);
+            } else {
+                while (s->state == S_LOADING) caller_wait(p);
+            }
         }
-    } else {
-        s = take_free(p); /* never NULL: nstreams + window slots */
-        s->state = S_LOADING;
+        etw_mutex_unlock(&p->mu);
+    }
+    if (!s) {
+        if (!(s = get_slot(p))) {
+            p->fail = ETW_E_NOMEM;
+            p->stop = 1;
+            return &p->no_memory;
+        }
         s->stream = stream;
         s->k = k;
-        etw_mutex_unlock(&p->mu);
         etw_reader_load_buffer(p->r, &p->alloc, bi, &s->L);
-        etw_mutex_lock(&p->mu);
     }
     s->state = S_HELD;
     p->held[stream] = s;
-    prefetch(p, stream, k);
-    etw_mutex_unlock(&p->mu);
+    if (p->threaded) {
+        etw_mutex_lock(&p->mu);
+        prefetch(p, stream, k);
+        etw_mutex_unlock(&p->mu);
+    }
     return &s->L;
 }
 
 static void hook_release(void *ctx, uint32_t stream, uint32_t bi) {
     etw_pipeline *p = ctx;
     (void)bi;
-    if (!p->threaded) return; /* the stream's slot is reused */
-    etw_mutex_lock(&p->mu);
     slot *s = p->held[stream];
-    if (s) {
-        s->state = S_FREE;
-        s->next = p->free_slots;
-        p->free_slots = s;
-        p->held[stream] = NULL;
-    }
-    etw_mutex_unlock(&p->mu);
+    if (!s) return;
+    p->held[stream] = NULL;
+    s->state = S_DONE;
+    if (!s->refs) slot_free(p, s);
 }
 
 /* --- batches (calling thread) -------------------------------------------- */
@@ -522,17 +600,19 @@ static batch *get_batch(etw_pipeline *p) {
         b->cap = ETW_PIPELINE_BATCH;
         b->evs = etw_calloc(&p->alloc, b->cap, sizeof *b->evs);
         b->ends = etw_calloc(&p->alloc, b->cap, sizeof *b->ends);
-        b->boff = etw_calloc(&p->alloc, b->cap, sizeof *b->boff);
-        if (!b->evs || !b->ends || !b->boff) {
+        b->slots = etw_calloc(&p->alloc, p->nslots, sizeof *b->slots);
+        if (!b->evs || !b->ends || !b->slots) {
             etw_free(&p->alloc, b->evs);
-            etw_free(&p->alloc, b->boff);
+            etw_free(&p->alloc, b->slots);
             etw_free(&p->alloc, b->ends);
             etw_free(&p->alloc, b);
             return NULL;
         }
     }
     b->next = b->qnext = NULL;
+    b->id = ++p->batch_ids;
     b->n = 0;
+    b->nslots = 0;
     b->blen = 0;
     b->olen = 0;
     b->ndiags = 0;
@@ -543,13 +623,16 @@ static batch *get_batch(etw_pipeline *p) {
 }
 
 static void put_batch(etw_pipeline *p, batch *b) {
+    batch_unref(p, b);
+    etw_free(&p->alloc, b->bytes);
+    b->bytes = NULL;
     b->next = p->free_batches;
     p->free_batches = b;
 }
 
 static void free_batch(etw_pipeline *p, batch *b) {
     etw_free(&p->alloc, b->evs);
-    etw_free(&p->alloc, b->boff);
+    etw_free(&p->alloc, b->slots);
     etw_free(&p->alloc, b->ends);
     etw_free(&p->alloc, b->bytes);
     etw_free(&p->alloc, b->out);
@@ -692,11 +775,6 @@ static void drain(etw_pipeline *p, unsigned keep) {
 }
 
 static void close_batch(etw_pipeline *p, batch *b) {
-    for (uint32_t i = 0; i < b->n; i++) {
-        etw_event *ev = &b->evs[i];
-        if (ev->ext_size) ev->ext_data = b->bytes + b->boff[i];
-        if (ev->user_data_len) ev->user_data = b->bytes + b->boff[i] + ev->ext_size;
-    }
     b->next = NULL;
     if (p->order_tail) p->order_tail->next = b;
     else p->order_head = b;
@@ -746,7 +824,7 @@ etw_status etw_pipeline_run(etw_pipeline *p) {
     p->stop = 0;
     p->fail = ETW_OK;
     uint64_t pos = 0;
-    batch *cur = get_batch(p);
+    batch *cur = p->cur = get_batch(p);
     etw_status s = cur ? ETW_OK : ETW_E_NOMEM;
     etw_event ev;
     while (s == ETW_OK && !p->stop) {
@@ -762,19 +840,19 @@ etw_status etw_pipeline_run(etw_pipeline *p) {
         size_t need = event_bytes(&ev);
         if (cur->n && (cur->n == cur->cap || cur->blen + need > ETW_PIPELINE_BATCH_BYTES)) {
             close_batch(p, cur);
-            if (!(cur = get_batch(p))) {
+            if (!(cur = p->cur = get_batch(p))) {
                 s = ETW_E_NOMEM;
                 break;
             }
         }
         if (cur->n == 0) cur->first = pos;
-        if (!grow_bytes(&p->alloc, (void **)&cur->bytes, &cur->bcap, cur->blen + need, 1)) {
-            s = ETW_E_NOMEM;
-            break;
+        /* the event as the reader gave it: its bytes stay in the slot of its
+         * stream's buffer, which the batch keeps (no copy) */
+        cur->evs[cur->n] = ev;
+        if (need) {
+            int si = etw_reader_last_stream(p->r);
+            if (si >= 0 && p->held[si]) batch_ref(cur, p->held[si]);
         }
-        /* pointers into bytes are set when the batch is closed: bytes may move */
-        copy_event(&cur->evs[cur->n], &ev, cur->bytes + cur->blen);
-        cur->boff[cur->n] = cur->blen;
         cur->blen += need;
         cur->n++;
         pos++;
@@ -786,13 +864,14 @@ etw_status etw_pipeline_run(etw_pipeline *p) {
     }
     if (cur && cur->n) close_batch(p, cur);
     else if (cur) put_batch(p, cur);
+    p->cur = NULL;
     publish(p, pos, 1);
     drain(p, 0);
     /* the first decoder sees the rest of the in-order log, then says what
      * never completed */
     worker *w0 = &p->workers[0];
     log_entry *e;
-    while ((e = next_entry(w0->order_done, p->order_head_e, p->order_tail_e))) {
+    while ((e = next_entry(w0->order_done, &p->order_head_e, p->order_tail_e))) {
         learn_muted(w0, &e->ev, 0);
         w0->order_done = e;
     }
@@ -921,7 +1000,11 @@ etw_status etw_pipeline_new(etw_pipeline **out, etw_reader *r, const etw_pipelin
         p->window = ws + WINDOW_PER_THREAD * p->nworkers;
     }
     p->max_queued = BATCHES_PER_THREAD * p->nworkers;
-    p->nslots = p->nstreams + (p->threaded ? p->window : 0);
+    p->nslots = p->nstreams + (p->threaded ? p->window : 0) + REF_SLOTS + BATCHES_PER_THREAD * p->nworkers;
+    p->no_memory.status = ETW_E_NOMEM;
+    p->no_memory.has_diag = 1;
+    p->no_memory.diag_status = ETW_E_NOMEM;
+    snprintf(p->no_memory.msg, sizeof p->no_memory.msg, "no memory for a buffer");
     p->slots = etw_calloc(&a, p->nslots ? p->nslots : 1, sizeof *p->slots);
     p->held = etw_calloc(&a, p->nstreams ? p->nstreams : 1, sizeof *p->held);
     p->workers = etw_calloc(&a, p->nworkers, sizeof *p->workers);
