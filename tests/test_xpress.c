@@ -4,8 +4,10 @@
  * finder, MS-XCA 2.3) so that every length encoding, overlapping matches and
  * the shared length half byte can be round-tripped; the MS-XCA 3.1 example
  * vectors; hostile inputs (truncation at every offset, offsets before the
- * output start, bad long lengths, short output buffers); and one real
- * compressed ETL buffer.
+ * output start, bad long lengths, short output buffers); one real
+ * compressed ETL buffer; and a differential check against the byte-by-byte
+ * decoder of tests/xpress_ref.h on every compressed buffer of
+ * net.4.5.2.x64.etl, their truncations and short outputs, and mutated copies.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 
 #include "etl/etw_xpress.h"
 #include "etw_test.h"
+#include "xpress_ref.h"
 
 /* ------------------------------------------------------------------------ */
 /* Test-only encoder                                                        */
@@ -684,6 +687,129 @@ static void test_real_etl_buffer(void) {
     ETW_CHECK(decode_equals(comp, cl, n, again, n, ETW_OK));
 }
 
+/* ------------------------------------------------------------------------ */
+/* Against the byte-by-byte reference decoder                               */
+/* ------------------------------------------------------------------------ */
+
+/* Bytes after out[cap] that must stay untouched. */
+#define GUARD 64
+
+/* etw_xpress_decompress and xref_decompress agree on in[0..n) with an
+ * output of cap bytes: status, *out_len, the bytes below it; nothing written
+ * at or past cap. The input is copied to a block of exactly n bytes so that
+ * ASan sees any read past its end. */
+static int same_as_ref(const uint8_t *in, size_t n, size_t cap) {
+    uint8_t *a = malloc(cap + GUARD), *b = malloc(cap ? cap : 1), *inc = malloc(n ? n : 1);
+    size_t la = 0, lb = 0;
+    int ok = 0;
+    if (a && b && inc) {
+        memcpy(inc, in, n);
+        memset(a + cap, 0xA5, GUARD);
+        etw_status sa = etw_xpress_decompress(inc, n, a, cap, &la);
+        etw_status sb = xref_decompress(inc, n, b, cap, &lb);
+        ok = sa == sb && la == lb && memcmp(a, b, la) == 0;
+        for (size_t k = 0; k < GUARD; k++) ok &= a[cap + k] == 0xA5;
+        if (!ok)
+            fprintf(stderr, "  differs from the reference: n=%zu cap=%zu: %d/%zu, reference %d/%zu\n", n, cap,
+                    (int)sa, la, (int)sb, lb);
+    }
+    free(a);
+    free(b);
+    free(inc);
+    return ok;
+}
+
+typedef struct cbuf {
+    const uint8_t *in;
+    size_t in_len, out_len;
+} cbuf;
+
+/* The compressed buffers of an ETL file (buffer header: size at 0x00,
+ * FilledBytes at 0x30, flags at 0x34 with 0x40 = compressed; payload from
+ * 0x48). Returns how many, up to max; *data receives the file (to free). */
+static size_t load_compressed(const char *path, uint8_t **data, cbuf *bufs, size_t max) {
+    FILE *f = fopen(path, "rb");
+    long sz;
+    size_t nb = 0;
+    *data = NULL;
+    if (!f) return 0;
+    if (fseek(f, 0, SEEK_END) != 0 || (sz = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET) != 0 ||
+        !(*data = malloc((size_t)sz)) || fread(*data, 1, (size_t)sz, f) != (size_t)sz) {
+        fclose(f);
+        return 0;
+    }
+    fclose(f);
+    for (size_t off = 0; off + 0x48 <= (size_t)sz && nb < max;) {
+        const uint8_t *h = *data + off;
+        uint32_t size = rd32(h), filled = rd32(h + 0x30);
+        if (size < 0x48 || size > (size_t)sz - off) break;
+        if (((h[0x34] | h[0x35] << 8) & 0x40) && filled > 0x48 && filled - 0x48 <= 0x100000) {
+            bufs[nb].in = h + 0x48;
+            bufs[nb].in_len = size - 0x48;
+            bufs[nb].out_len = filled - 0x48;
+            nb++;
+        }
+        off += size;
+    }
+    return nb;
+}
+
+static void test_against_reference(void) {
+    static cbuf bufs[512];
+    uint8_t *data = NULL;
+    size_t nb = load_compressed(ETW_TEST_DATA_DIR "/net.4.5.2.x64.etl", &data, bufs, 512);
+    size_t bad = 0, runs = 0;
+    /* perfview's net.4.5.2.x64.etl: 359 compressed buffers (23.0 MB out). */
+    ETW_CHECK_INT(nb, 359);
+    if (nb == 0) {
+        free(data);
+        return;
+    }
+
+    /* Every buffer, with its FilledBytes as the output size and with more. */
+    for (size_t i = 0; i < nb; i++) {
+        bad += !same_as_ref(bufs[i].in, bufs[i].in_len, bufs[i].out_len);
+        bad += !same_as_ref(bufs[i].in, bufs[i].in_len, bufs[i].out_len + 1000);
+        runs += 2;
+    }
+
+    /* One buffer cut short at every length near its start and end (where
+     * the decoder leaves its fast way), and every output size there. */
+    const cbuf *b = &bufs[nb / 2];
+    for (size_t n = 0; n <= b->in_len; n++) {
+        if (n == 1200 && b->in_len > 2000) n = b->in_len - 800;
+        bad += !same_as_ref(b->in, n, b->out_len);
+        runs++;
+    }
+    for (size_t cap = 0; cap <= b->out_len; cap++) {
+        if (cap == 1200 && b->out_len > 2000) cap = b->out_len - 800;
+        bad += !same_as_ref(b->in, b->in_len, cap);
+        runs++;
+    }
+
+    /* Mutated pieces of real buffers: a few bytes changed, a random start
+     * (flag words out of step), length and output size. */
+    uint8_t *tmp = malloc(4096);
+    for (int it = 0; tmp && it < 4000; it++) {
+        const cbuf *m = &bufs[rnd() % nb];
+        size_t start = (rnd() & 3) ? 0 : rnd() % m->in_len;
+        size_t n = m->in_len - start;
+        if (n > 4096) n = 256 + rnd() % (4096 - 256);
+        memcpy(tmp, m->in + start, n);
+        for (unsigned k = rnd() % 6; k && n; k--) {
+            size_t pos = rnd() % n;
+            tmp[pos] = (rnd() & 1) ? (uint8_t)rnd() : (uint8_t)(tmp[pos] ^ (1u << (rnd() & 7)));
+        }
+        size_t cap = (rnd() & 1) ? 65536 : rnd() % 20000;
+        bad += !same_as_ref(tmp, n, cap);
+        runs++;
+    }
+    free(tmp);
+    ETW_CHECK(runs > 8000);
+    ETW_CHECK_INT(bad, 0);
+    free(data);
+}
+
 int main(void) {
     ETW_RUN(test_mxca_alphabet);
     ETW_RUN(test_mxca_abc300);
@@ -696,5 +822,6 @@ int main(void) {
     ETW_RUN(test_truncation_every_offset);
     ETW_RUN(test_small_output_every_size);
     ETW_RUN(test_real_etl_buffer);
+    ETW_RUN(test_against_reference);
     return ETW_TEST_DONE();
 }
