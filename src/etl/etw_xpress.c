@@ -12,17 +12,21 @@
  *   match flag with no input left; input ending at a flag word boundary or
  *   inside a literal run is accepted as the end too.
  *
- * Speed: literal runs are found with a count-leading-zeros on the flag word
- * and copied together; matches are copied 8 bytes at a time when the offset
- * is at least 8 or the match does not overlap its source (each 8-byte step
- * then reads only finished bytes), with a memset for offset 1 and a byte
- * loop for the other overlapping cases, so an overlapping match gives
- * exactly the byte-by-byte result of MS-XCA 2.4.4. Away from the ends of
- * the input and the output (XP_FAST_IN / XP_FAST_OUT bytes left) a literal
- * run is one or two unconditional 16-byte copies and a match is copied in
- * whole 16- or 8-byte steps that may run up to 15 bytes past its end - bytes
- * the next items overwrite; near the ends every copy is exact. Nothing is
- * written past out_cap; bytes past *out_len may have been written.
+ * Speed: a flag word's bits are put in item order, so a count of trailing
+ * zeros finds the next match and gives the literal run before it (no shift
+ * chain from item to item). Away from the ends - a whole word's worth of
+ * input left (XP_WORD_IN) and XP_FAST_ROOM bytes of output room before each
+ * item - a word is decoded without input checks: a literal run (at most 32)
+ * is one or two unconditional 16-byte copies, a match is copied in 16-byte
+ * steps (offset >= 16), 8-byte steps (8..15) or, below 8, its first 8 bytes
+ * gathered from the period and then 8-byte steps from the nearest multiple
+ * of the offset at least 8 back. Each step reads only bytes already final,
+ * so an overlapping match gives exactly the byte-by-byte result of MS-XCA
+ * 2.4.4; the steps may run up to 31 bytes past the item's end - bytes the
+ * next items overwrite. Near the ends every step checks the input and the
+ * output and copies exactly (a memset for offset 1, a byte loop for other
+ * overlaps). Nothing is written past out_cap; bytes past *out_len may have
+ * been written.
  */
 #include "etl/etw_xpress.h"
 
@@ -56,29 +60,54 @@
  * (MS-XCA 2.4.4: "If MatchLength < 15 + 7 Return error"). */
 #define XP_LEN_FULL_MIN (XP_LEN_BYTE + XP_LEN_HALF)
 
-/* Input left and output room that make an item safe to take the wide way:
- * its literal run (at most 31 bytes before a match) is copied as 32, then
- * come at most 2 + 8 bytes of match word and long length. */
-#define XP_FAST_IN 48u
-#define XP_FAST_OUT 48u
-/* A wide match copy runs past the match's end by less than this. */
-#define XP_MATCH_SLOP 16u
+/* A literal run is copied 32 bytes at a time (a run is at most 32 long). */
+#define XP_LIT_COPY 32u
+/* Most input one item can take: a match word, a half byte, a byte, a 16-bit
+ * and a 32-bit length (MS-XCA 2.4.4). */
+#define XP_ITEM_MAX_IN (XP_MATCH_BYTES + 1u + 1u + 2u + 4u)
+/* Input left before a flag word that lets the word and all its 32 items skip
+ * the input checks: the word, 32 items of at most XP_ITEM_MAX_IN bytes, and
+ * a literal copy of XP_LIT_COPY bytes from where the last one ends. */
+#define XP_WORD_IN (XP_FLAG_BYTES + XP_FLAG_BITS * XP_ITEM_MAX_IN + XP_LIT_COPY)
+/* Output room kept free past every item on the fast way: the next literal
+ * copy (XP_LIT_COPY) and a wide match copy's overrun both fit in it. */
+#define XP_FAST_ROOM 32u
+/* A flag word is kept with its bits in item order (bit i = item i, 1 = a
+ * match) and this bit set above them, so a count of trailing zeros gives the
+ * next match or, at the word's end, XP_FLAG_BITS. */
+#define XP_FLAG_END ((uint64_t)1 << XP_FLAG_BITS)
+/* A long match that opened a shared length byte leaves its high nibble for
+ * the next one as XP_HALF_PENDING | nibble; 0 = none pending. */
+#define XP_HALF_PENDING 0x10u
 
 static inline void xp_copy16(uint8_t *dst, const uint8_t *src) { memcpy(dst, src, 16); }
+static inline void xp_copy8(uint8_t *dst, const uint8_t *src) { memcpy(dst, src, 8); }
 
-/* Number of leading zero bits of a nonzero 32-bit value. */
-static inline unsigned xp_clz32(uint32_t v) {
+/* Number of trailing zero bits of a nonzero 64-bit value. */
+static inline unsigned xp_ctz64(uint64_t v) {
 #if defined(__GNUC__) || defined(__clang__)
-    return (unsigned)__builtin_clz(v);
+    return (unsigned)__builtin_ctzll(v);
 #else
     unsigned n = 0;
-    if (!(v & 0xFFFF0000u)) { n += 16; v <<= 16; }
-    if (!(v & 0xFF000000u)) { n += 8; v <<= 8; }
-    if (!(v & 0xF0000000u)) { n += 4; v <<= 4; }
-    if (!(v & 0xC0000000u)) { n += 2; v <<= 2; }
-    if (!(v & 0x80000000u)) { n += 1; }
+    if (!(v & 0xFFFFFFFFu)) { n += 32; v >>= 32; }
+    if (!(v & 0xFFFFu)) { n += 16; v >>= 16; }
+    if (!(v & 0xFFu)) { n += 8; v >>= 8; }
+    if (!(v & 0xFu)) { n += 4; v >>= 4; }
+    if (!(v & 0x3u)) { n += 2; v >>= 2; }
+    if (!(v & 0x1u)) { n += 1; }
     return n;
 #endif
+}
+
+/* The flag word at p with its bits in item order, XP_FLAG_END above them:
+ * the little-endian word's bits from the most significant down (MS-XCA
+ * 2.4.4), i.e. the bytes from the last, each from its high bit. */
+static inline uint64_t xp_flags(const uint8_t *p) {
+    uint32_t v = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+    v = (v >> 1 & 0x55555555u) | (v & 0x55555555u) << 1;
+    v = (v >> 2 & 0x33333333u) | (v & 0x33333333u) << 2;
+    v = (v >> 4 & 0x0F0F0F0Fu) | (v & 0x0F0F0F0Fu) << 4;
+    return (uint64_t)v | XP_FLAG_END;
 }
 
 /* Copy n bytes forward from src to dst where either the spans do not overlap
@@ -104,7 +133,8 @@ static inline void xp_copy_fwd8(uint8_t *dst, const uint8_t *src, size_t n) {
     }
 }
 
-/* out[0..len) = out[-off..-off+len) with byte-by-byte (overlapping) semantics. */
+/* out[0..len) = out[-off..-off+len) with byte-by-byte (overlapping) semantics,
+ * touching nothing past out[len). */
 static inline void xp_copy_match(uint8_t *dst, size_t off, size_t len) {
     const uint8_t *src = dst - off;
     if (off >= 8 || off >= len) {
@@ -120,7 +150,7 @@ static inline void xp_copy_match(uint8_t *dst, size_t off, size_t len) {
  * 2.4.4): a half byte (shared by two long matches: low nibble first), then a
  * byte, a 16-bit and a 32-bit field. *len receives the length minus 3.
  * 0 when the input ends or the length is invalid. */
-static inline int xp_long_len(const uint8_t *in, size_t in_len, size_t *ipp, size_t *halfp, uint64_t *len) {
+static inline int xp_long_len(const uint8_t *in, size_t in_len, size_t *ipp, unsigned *halfp, uint64_t *len) {
     size_t ip = *ipp;
     uint64_t n;
     if (*halfp == 0) {
@@ -128,11 +158,11 @@ static inline int xp_long_len(const uint8_t *in, size_t in_len, size_t *ipp, siz
          * kept for the next one. */
         if (ip == in_len) return 0;
         n = in[ip] & 0x0Fu;
-        *halfp = ip;
+        *halfp = XP_HALF_PENDING | (unsigned)(in[ip] >> 4);
         ip++;
     } else {
         /* Second long match: high nibble of that shared byte. */
-        n = in[*halfp] >> 4;
+        n = *halfp & 0x0Fu;
         *halfp = 0;
     }
     if (n == XP_LEN_BYTE) {
@@ -157,146 +187,266 @@ static inline int xp_long_len(const uint8_t *in, size_t in_len, size_t *ipp, siz
     return 1;
 }
 
-/* A match of len bytes at distance off with room - len >= XP_MATCH_SLOP:
- * whole 16- or 8-byte steps (each reads only final bytes when off is at
- * least the step), overrunning the end by less than a step. */
+/* For a match at distance off < 8, xp_pat[off][i] = i mod off: the first 8
+ * bytes of the match are src[i mod off] (the match repeats with period off). */
+static const uint8_t xp_pat[8][8] = {
+    {0, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 0, 0}, {0, 1, 0, 1, 0, 1, 0, 1},
+    {0, 1, 2, 0, 1, 2, 0, 1}, {0, 1, 2, 3, 0, 1, 2, 3}, {0, 1, 2, 3, 4, 0, 1, 2},
+    {0, 1, 2, 3, 4, 5, 0, 1}, {0, 1, 2, 3, 4, 5, 6, 0},
+};
+/* For off < 8, the smallest multiple of off that is at least 8: past its
+ * first 8 bytes the match equals itself that far back. */
+static const uint8_t xp_period8[8] = {0, 8, 8, 9, 8, 10, 12, 14};
+
+/* A match of len bytes at distance off with room - len >= XP_FAST_ROOM:
+ * whole 16- or 8-byte steps, each reading only bytes that are final (the
+ * step is at most the distance it copies from), running past the match's
+ * end by less than 32 bytes. */
 static inline void xp_match_wide(uint8_t *d, size_t off, size_t len) {
     const uint8_t *src = d - off;
-    uint8_t *end = d + len;
     if (off >= 16) {
-        do {
-            xp_copy16(d, src);
-            d += 16;
-            src += 16;
-        } while (d < end);
+        xp_copy16(d, src);
+        xp_copy16(d + 16, src + 16);
+        if (len > 32) {
+            size_t k = 32;
+            do {
+                xp_copy16(d + k, src + k);
+                k += 16;
+            } while (k < len);
+        }
     } else if (off >= 8) {
-        do {
-            memcpy(d, src, 8);
-            d += 8;
-            src += 8;
-        } while (d < end);
+        xp_copy8(d, src);
+        xp_copy8(d + 8, src + 8);
+        if (len > 16) {
+            size_t k = 16;
+            do {
+                xp_copy8(d + k, src + k);
+                k += 8;
+            } while (k < len);
+        }
     } else {
-        xp_copy_match(d, off, len);
+        const uint8_t *pat = xp_pat[off];
+        size_t k;
+        for (k = 0; k < 8; k++) d[k] = src[pat[k]];
+        if (len > 8) {
+            src = d + 8 - xp_period8[off];
+            k = 8;
+            do {
+                xp_copy8(d + k, src + k - 8);
+                k += 8;
+            } while (k < len);
+        }
+    }
+}
+
+/* Where a decode stands between the fast and the careful way. */
+typedef struct xp_state {
+    size_t ip;     /* InputPosition */
+    size_t op;     /* OutputPosition */
+    unsigned half; /* pending shared half byte (XP_HALF_PENDING), or 0 */
+    uint64_t g;    /* match flags of the current word not yet reached (xp_flags) */
+    unsigned cur;  /* the word's next item */
+} xp_state;
+
+/* What xp_fast stopped at. */
+enum { XP_AT_WORD, XP_IN_WORD, XP_CORRUPT, XP_FULL };
+
+/* Decodes whole flag words while a whole word fits in the input left
+ * (XP_WORD_IN) and the output has XP_FAST_ROOM bytes free: no input checks
+ * per item, wide copies. Stops before a flag word (XP_AT_WORD), after a match
+ * that came near the output's end and was copied exactly (XP_IN_WORD: s->g
+ * holds the rest of the word), at an invalid match (XP_CORRUPT) or with the
+ * output full (XP_FULL). */
+static int xp_fast(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_cap, xp_state *s) {
+    const uint8_t *ip, *in_end;
+    uint8_t *op, *out_end;
+    unsigned half = s->half;
+    uint64_t g = 0;
+    unsigned cur = 0;
+    int why = XP_AT_WORD;
+
+    /* Not even one word: in or out may be NULL (with a length of 0). */
+    if (in_len - s->ip < XP_WORD_IN || out_cap - s->op < XP_FAST_ROOM) return XP_AT_WORD;
+    ip = in + s->ip;
+    in_end = in + in_len;
+    op = out + s->op;
+    out_end = out + out_cap;
+
+    while ((size_t)(in_end - ip) >= XP_WORD_IN && (size_t)(out_end - op) >= XP_FAST_ROOM) {
+        g = xp_flags(ip);
+        ip += XP_FLAG_BYTES;
+        cur = 0;
+        for (;;) {
+            unsigned pos = xp_ctz64(g); /* the next match, or XP_FLAG_BITS */
+            unsigned run = pos - cur;   /* literals before it */
+            size_t mb, off, room;
+            uint64_t len;
+
+            xp_copy16(op, ip);
+            if (run > 16) xp_copy16(op + 16, ip + 16);
+            ip += run;
+            op += run;
+            if (pos == XP_FLAG_BITS) break;
+            g &= g - 1;
+            cur = pos + 1;
+            mb = etw_le16(ip);
+            ip += XP_MATCH_BYTES;
+            off = (mb >> XP_OFF_SHIFT) + XP_OFF_BIAS;
+            len = mb & XP_LEN_MASK;
+            if (len == XP_LEN_HALF) {
+                /* As xp_long_len, without the input checks; the byte after
+                 * the half byte is read whether it is used or not. */
+                unsigned first = half == 0;
+                unsigned b = ip[0];
+                uint64_t n = first ? (b & 0x0Fu) : (half & 0x0Fu);
+                unsigned b2, is_byte;
+                half = first ? (XP_HALF_PENDING | (b >> 4)) : 0;
+                ip += first;
+                b2 = ip[0];
+                is_byte = n == XP_LEN_BYTE;
+                n += is_byte ? b2 : 0;
+                ip += is_byte;
+                if (n == XP_LEN_BYTE + XP_LEN_WORD) {
+                    n = etw_le16(ip);
+                    ip += 2;
+                    if (n == XP_LEN_DWORD) {
+                        n = etw_le32(ip);
+                        ip += 4;
+                    }
+                    if (n < XP_LEN_FULL_MIN) {
+                        why = XP_CORRUPT;
+                        goto out;
+                    }
+                    n -= XP_LEN_FULL_MIN;
+                    n += XP_LEN_BYTE;
+                }
+                len = n + XP_LEN_HALF;
+            }
+            len += XP_MIN_MATCH;
+            if (off > (size_t)(op - out)) { /* refers before the output start */
+                why = XP_CORRUPT;
+                goto out;
+            }
+            if ((size_t)(out_end - op) >= len + XP_FAST_ROOM) {
+                xp_match_wide(op, off, (size_t)len);
+                op += (size_t)len;
+                continue;
+            }
+            room = (size_t)(out_end - op);
+            /* Near the output's end: this match exactly, then the rest of the
+             * word the careful way. */
+            if (len > room) {
+                xp_copy_match(op, off, room);
+                op += room;
+                why = XP_FULL;
+                goto out;
+            }
+            xp_copy_match(op, off, (size_t)len);
+            op += (size_t)len;
+            why = XP_IN_WORD;
+            goto out;
+        }
+    }
+out:
+    s->ip = (size_t)(ip - in);
+    s->op = (size_t)(op - out);
+    s->half = half;
+    s->g = g;
+    s->cur = cur;
+    return why;
+}
+
+/* xp_careful ran to the end of the word (not an etw_status value). */
+#define XP_WORD_END 1000
+
+/* The careful way, to the end of the current word: every step checks the
+ * input and the output left and copies exactly. Returns XP_WORD_END when the
+ * word is used up, else the status to end the decode with. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static int xp_careful(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_cap, xp_state *s) {
+    for (;;) {
+        unsigned pos = xp_ctz64(s->g); /* the next match, or XP_FLAG_BITS */
+        unsigned run = pos - s->cur;
+        size_t mb, off, room;
+        uint64_t len;
+        if (run) {
+            size_t n = run;
+            size_t in_left = in_len - s->ip;
+            size_t out_left = out_cap - s->op;
+            int input_ends = 0;
+            if (n > in_left) {
+                n = in_left; /* input ends inside the run: accepted */
+                input_ends = 1;
+            }
+            if (n > out_left) {
+                xp_copy_fwd8(out + s->op, in + s->ip, out_left);
+                s->op = out_cap;
+                return ETW_E_SMALL_BUFFER;
+            }
+            xp_copy_fwd8(out + s->op, in + s->ip, n);
+            s->ip += n;
+            s->op += n;
+            if (input_ends) return ETW_OK;
+        }
+        if (pos == XP_FLAG_BITS) return XP_WORD_END;
+        s->g &= s->g - 1;
+        s->cur = pos + 1;
+
+        /* A 1 flag: a match, or the end marker if the input is used up. */
+        if (s->ip == in_len) return ETW_OK;
+        if (in_len - s->ip < XP_MATCH_BYTES) return ETW_E_DECOMPRESS;
+        mb = etw_le16(in + s->ip);
+        s->ip += XP_MATCH_BYTES;
+        off = (mb >> XP_OFF_SHIFT) + XP_OFF_BIAS;
+        len = mb & XP_LEN_MASK;
+        if (len == XP_LEN_HALF && !xp_long_len(in, in_len, &s->ip, &s->half, &len)) return ETW_E_DECOMPRESS;
+        len += XP_MIN_MATCH;
+        if (off > s->op) return ETW_E_DECOMPRESS; /* refers before the output start */
+        room = out_cap - s->op;
+        if (len > room) {
+            xp_copy_match(out + s->op, off, room);
+            s->op = out_cap;
+            return ETW_E_SMALL_BUFFER;
+        }
+        xp_copy_match(out + s->op, off, (size_t)len);
+        s->op += (size_t)len;
     }
 }
 
 etw_status etw_xpress_decompress(const uint8_t *in, size_t in_len,
                                  uint8_t *out, size_t out_cap, size_t *out_len) {
-    size_t ip = 0;   /* InputPosition */
-    size_t op = 0;   /* OutputPosition */
-    size_t half = 0; /* LastLengthHalfByte: 0 = none (never a valid position,
-                        the first 4 bytes are a flag word) */
-    etw_status st = ETW_OK;
+    xp_state s = {0, 0, 0, 0, 0};
+    int r;
 
     if (!out_len) return ETW_E_INVALID_ARG;
     *out_len = 0;
     if ((!in && in_len) || (!out && out_cap)) return ETW_E_INVALID_ARG;
 
     for (;;) {
-        uint32_t flags;
-        unsigned nbits;
-
-        if (ip == in_len) goto done; /* input ends at a flag word boundary */
-        if (in_len - ip < XP_FLAG_BYTES) goto corrupt; /* truncated flag word */
-        flags = etw_le32(in + ip);
-        ip += XP_FLAG_BYTES;
-        nbits = XP_FLAG_BITS;
-
-        /* `flags` keeps the unread flags left-aligned; shifted-in bits are 0,
-         * so its leading zeros (capped by nbits) are the next literal run. */
-        while (nbits) {
-            unsigned run = flags ? xp_clz32(flags) : nbits;
-            size_t mb, off;
-            uint64_t len;
-            size_t room;
-
-            if (in_len - ip >= XP_FAST_IN && out_cap - op >= XP_FAST_OUT) {
-                /* The wide way: the run (<= 32 bytes, all present) as one or
-                 * two 16-byte copies, then the match (whose word and long
-                 * length are present too). */
-                xp_copy16(out + op, in + ip);
-                if (run > 16) xp_copy16(out + op + 16, in + ip + 16);
-                ip += run;
-                op += run;
-                nbits -= run;
-                if (!nbits) break;
-                flags <<= run; /* run < 32 here */
-                flags <<= 1;
-                nbits--;
-                mb = etw_le16(in + ip);
-                ip += XP_MATCH_BYTES;
-                off = (mb >> XP_OFF_SHIFT) + XP_OFF_BIAS;
-                len = mb & XP_LEN_MASK;
-                if (len == XP_LEN_HALF && !xp_long_len(in, in_len, &ip, &half, &len)) goto corrupt;
-                len += XP_MIN_MATCH;
-                if (off > op) goto corrupt; /* refers before the output start */
-                room = out_cap - op;
-                if (len <= room && room - len >= XP_MATCH_SLOP) {
-                    xp_match_wide(out + op, off, (size_t)len);
-                    op += (size_t)len;
-                    continue;
-                }
-                if (len > room) {
-                    len = room;
-                    st = ETW_E_SMALL_BUFFER;
-                }
-                xp_copy_match(out + op, off, (size_t)len);
-                op += (size_t)len;
-                if (st != ETW_OK) goto done;
-                continue;
+        switch (xp_fast(in, in_len, out, out_cap, &s)) {
+        case XP_CORRUPT: r = ETW_E_DECOMPRESS; goto done;
+        case XP_FULL: r = ETW_E_SMALL_BUFFER; goto done;
+        case XP_IN_WORD: break;
+        default:
+            if (s.ip == in_len) { /* input ends at a flag word boundary */
+                r = ETW_OK;
+                goto done;
             }
-
-            if (run) {
-                size_t n = run;
-                size_t in_left = in_len - ip;
-                size_t out_left = out_cap - op;
-                int input_ends = 0;
-                if (n > in_left) {
-                    n = in_left; /* input ends inside the run: accepted */
-                    input_ends = 1;
-                }
-                if (n > out_left) {
-                    xp_copy_fwd8(out + op, in + ip, out_left);
-                    op = out_cap;
-                    st = ETW_E_SMALL_BUFFER;
-                    goto done;
-                }
-                xp_copy_fwd8(out + op, in + ip, n);
-                ip += n;
-                op += n;
-                if (input_ends) goto done;
-                nbits -= run;
-                if (!nbits) break;
-                flags <<= run; /* run < 32 here: nbits was > run */
+            if (in_len - s.ip < XP_FLAG_BYTES) { /* truncated flag word */
+                r = ETW_E_DECOMPRESS;
+                goto done;
             }
-
-            /* A 1 flag: a match, or the end marker if the input is used up. */
-            flags <<= 1;
-            nbits--;
-            if (ip == in_len) goto done;
-            if (in_len - ip < XP_MATCH_BYTES) goto corrupt;
-            mb = etw_le16(in + ip);
-            ip += XP_MATCH_BYTES;
-            off = (mb >> XP_OFF_SHIFT) + XP_OFF_BIAS;
-            len = mb & XP_LEN_MASK;
-            if (len == XP_LEN_HALF && !xp_long_len(in, in_len, &ip, &half, &len)) goto corrupt;
-            len += XP_MIN_MATCH;
-
-            if (off > op) goto corrupt; /* refers before the output start */
-            room = out_cap - op;
-            if (len > room) {
-                len = room;
-                st = ETW_E_SMALL_BUFFER;
-            }
-            xp_copy_match(out + op, off, (size_t)len);
-            op += (size_t)len;
-            if (st != ETW_OK) goto done;
+            s.g = xp_flags(in + s.ip);
+            s.cur = 0;
+            s.ip += XP_FLAG_BYTES;
+            break;
         }
+        r = xp_careful(in, in_len, out, out_cap, &s);
+        if (r != XP_WORD_END) break;
     }
-
-corrupt:
-    st = ETW_E_DECOMPRESS;
 done:
-    *out_len = op;
-    return st;
+    *out_len = s.op;
+    return (etw_status)r;
 }
