@@ -787,14 +787,6 @@ static int stream_advance(etw_reader *r, stream *st) {
     }
 }
 
-static void stream_key(etw_reader *r, uint32_t i) {
-    stream *st = &r->streams[i];
-    etw_merge_key *k = &r->merge.keys[i];
-    k->timestamp = st->ev.raw_timestamp;
-    k->file_offset = st->ev.buffer_file_offset;
-    k->record_offset = st->ev.record_offset;
-}
-
 /* Load buffer bi into the probe stream (one-off reads: the range search,
  * etw_reader_event_at). The pages of the buffer it held before are given
  * back at once: they are far from where the streams read. */
@@ -859,7 +851,7 @@ static void stream_reset(etw_reader *r, stream *st, uint32_t next) {
 /* Back to the first event; the streams load their first buffers when the
  * first event after the log-file header is asked for. */
 static void reset_streams(etw_reader *r) {
-    r->merge.count = 0;
+    etw_merge_clear(&r->merge);
     r->pending = -1;
     /* the log-file header record belongs to the range that starts first */
     r->header_done = r->ranged && r->range_from != INT64_MIN;
@@ -869,6 +861,7 @@ static void reset_streams(etw_reader *r) {
 
 static void start_streams(etw_reader *r) {
     r->started = 1;
+    etw_merge_clear(&r->merge);
     for (uint32_t i = 0; i < r->nstreams; i++) {
         stream *st = &r->streams[i];
         uint32_t start = 0;
@@ -883,11 +876,9 @@ static void start_streams(etw_reader *r) {
         }
         if (r->ranged)
             while (have && st->order_ft < r->range_from) have = stream_advance(r, st);
-        if (have) {
-            stream_key(r, i);
-            etw_merge_push(&r->merge, i);
-        }
+        if (have) etw_merge_set(&r->merge, i, st->ev.raw_timestamp, st->ev.buffer_file_offset);
     }
+    etw_merge_build(&r->merge);
 }
 
 static int cmp_seq(const buf_entry *a, const buf_entry *b) {
@@ -908,10 +899,11 @@ static etw_status build_streams(etw_reader *r) {
         count[map[key]]++;
     }
     r->streams = etw_calloc(&r->alloc, r->nstreams, sizeof *r->streams);
-    r->merge.heap = etw_calloc(&r->alloc, r->nstreams, sizeof *r->merge.heap);
-    r->merge.keys = etw_calloc(&r->alloc, r->nstreams, sizeof *r->merge.keys);
-    if (!r->streams || !r->merge.heap || !r->merge.keys) goto done;
-    r->merge.cap = r->nstreams;
+    r->merge.n = r->nstreams;
+    r->merge.size = etw_merge_size(r->nstreams);
+    r->merge.tree = etw_calloc(&r->alloc, r->merge.size, sizeof *r->merge.tree);
+    r->merge.keys = etw_calloc(&r->alloc, r->merge.size, sizeof *r->merge.keys);
+    if (!r->streams || !r->merge.tree || !r->merge.keys) goto done;
     uint32_t first = 0;
     for (uint32_t i = 0; i < r->nstreams; i++) {
         r->streams[i].first = first;
@@ -1110,18 +1102,17 @@ etw_status etw_reader_next(etw_reader *r, etw_event *ev) {
     if (r->pending >= 0) {
         uint32_t i = (uint32_t)r->pending;
         r->pending = -1;
-        if (stream_advance(r, &r->streams[i])) {
-            stream_key(r, i);
-            etw_merge_update_top(&r->merge);
-        } else {
+        stream *st = &r->streams[i];
+        if (stream_advance(r, st))
+            etw_merge_replace_top(&r->merge, st->ev.raw_timestamp, st->ev.buffer_file_offset);
+        else
             etw_merge_pop(&r->merge);
-        }
     }
-    if (r->merge.count == 0) return ETW_END;
+    if (r->merge.live == 0) return ETW_END;
     uint32_t top = etw_merge_top(&r->merge);
     if (r->ranged && r->range_to != INT64_MAX && r->streams[top].order_ft >= r->range_to) {
         /* events come in order-time order: every later one is past the range too */
-        r->merge.count = 0;
+        r->merge.live = 0;
         return ETW_END;
     }
     r->last_order_ft = r->streams[top].order_ft;
@@ -1152,7 +1143,7 @@ static void release_all(etw_reader *r) {
 void etw_reader_detach(etw_reader *r) {
     release_all(r);
     for (uint32_t i = 0; i < r->nstreams; i++) r->streams[i].next = r->streams[i].n;
-    r->merge.count = 0;
+    r->merge.live = 0;
     r->pending = -1;
     r->header_done = 1;
     r->started = 1;
@@ -1175,7 +1166,7 @@ void etw_reader_close(etw_reader *r) {
         for (uint32_t i = 0; i < r->nstreams; i++) etw_free(&a, r->streams[i].mem);
     etw_free(&a, r->probe.mem);
     etw_free(&a, r->streams);
-    etw_free(&a, r->merge.heap);
+    etw_free(&a, r->merge.tree);
     etw_free(&a, r->merge.keys);
     etw_free(&a, r->order);
     etw_free(&a, r->bufs);
