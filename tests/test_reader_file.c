@@ -1,6 +1,7 @@
 /* test_reader_file.c - reading a trace by path: the mapped file (buffers read
  * in place), pread (etw_reader_options.no_map) and bytes in memory give the
- * same events, byte for byte; and a mapped file's resident pages stay a few
+ * same events, byte for byte, and so does etw_reader_next_ref mixed with
+ * etw_reader_next; and a mapped file's resident pages stay a few
  * MiB however large the file, for the ordered reader (with a rewind) and for
  * the pipeline's scan on two threads. */
 #if !defined(_POSIX_C_SOURCE)
@@ -62,26 +63,42 @@ static void same_three_ways(const char *name, long long expected) {
     etw_reader_options pread_opt;
     memset(&pread_opt, 0, sizeof pread_opt);
     pread_opt.no_map = 1;
-    etw_reader *mapped = NULL, *pread = NULL, *mem = NULL;
+    etw_reader *mapped = NULL, *pread = NULL, *mem = NULL, *ref = NULL;
     ETW_CHECK_INT(etw_reader_open_file(&mapped, path, NULL), ETW_OK);
+    ETW_CHECK_INT(etw_reader_open_memory(&ref, bytes, n, NULL), ETW_OK);
     ETW_CHECK_INT(etw_reader_open_file(&pread, path, &pread_opt), ETW_OK);
     ETW_CHECK_INT(etw_reader_open_memory(&mem, bytes, n, NULL), ETW_OK);
-    if (mapped && pread && mem) {
+    if (mapped && pread && mem && ref) {
         for (int pass = 0; pass < 2; pass++) {
             long long count = 0, differ = 0;
-            etw_event a, b, c;
-            etw_status sa, sb, sc;
+            etw_event a, b, c, d;
+            const etw_event *e = NULL;
+            etw_status sa, sb, sc, sd;
             for (;;) {
                 sa = etw_reader_next(mapped, &a);
                 sb = etw_reader_next(pread, &b);
                 sc = etw_reader_next(mem, &c);
-                if (sa != ETW_OK || sb != ETW_OK || sc != ETW_OK) break;
+                /* etw_reader_next_ref, mixed with etw_reader_next: one position */
+                if (count % 3 == 2) {
+                    sd = etw_reader_next(ref, &d);
+                    e = &d;
+                } else {
+                    sd = etw_reader_next_ref(ref, &e);
+                }
+                if (sa != ETW_OK || sb != ETW_OK || sc != ETW_OK || sd != ETW_OK) break;
                 count++;
-                if (!same_event(&a, &b) || !same_event(&a, &c)) differ++;
+                if (!same_event(&a, &b) || !same_event(&a, &c) || !same_event(&a, e)) differ++;
             }
             ETW_CHECK_INT(sa, ETW_END);
             ETW_CHECK_INT(sb, ETW_END);
             ETW_CHECK_INT(sc, ETW_END);
+            ETW_CHECK_INT(sd, ETW_END);
+            if (sd == ETW_END && count % 3 != 2) ETW_CHECK(e == NULL);
+            ETW_CHECK_INT(etw_reader_next_ref(ref, &e), ETW_END);
+            ETW_CHECK(e == NULL);
+            ETW_CHECK_INT(etw_reader_next_ref(ref, NULL), ETW_E_INVALID_ARG);
+            ETW_CHECK_INT(etw_reader_next_ref(NULL, &e), ETW_E_INVALID_ARG);
+            ETW_CHECK_INT(etw_reader_stats_get(ref)->events, expected);
             ETW_CHECK_INT(count, expected);
             ETW_CHECK_INT(differ, 0);
             const etw_reader_stats *x = etw_reader_stats_get(mapped), *y = etw_reader_stats_get(pread);
@@ -94,8 +111,10 @@ static void same_three_ways(const char *name, long long expected) {
             etw_reader_rewind(mapped);
             etw_reader_rewind(pread);
             etw_reader_rewind(mem);
+            etw_reader_rewind(ref);
         }
     }
+    etw_reader_close(ref);
     etw_reader_close(mapped);
     etw_reader_close(pread);
     etw_reader_close(mem);

@@ -178,6 +178,15 @@ etw_status etw_reader_open_input(etw_reader **out, const etw_input *input,
  * is reported through on_diag and skipped like a damaged one. */
 etw_status etw_reader_next(etw_reader *r, etw_event *ev);
 
+/* The same event without the copy: *ev points at the reader's own event
+ * (read-only), valid with the bytes it borrows until the next call of
+ * etw_reader_next / etw_reader_next_ref, etw_reader_rewind,
+ * etw_reader_set_range or etw_reader_close. The two calls may be mixed;
+ * they share one position. At the end (ETW_END) and on error *ev is NULL.
+ * An etw_event is some 170 bytes (64-bit): a loop that only looks at each
+ * event (counts, filters, copies the payload elsewhere) saves that copy. */
+etw_status etw_reader_next_ref(etw_reader *r, const etw_event **ev);
+
 /* The log-file header (valid after a successful open). */
 const etw_logfile_header *etw_reader_logfile(const etw_reader *r);
 

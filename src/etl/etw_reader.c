@@ -1088,15 +1088,17 @@ etw_status etw_reader_open_file(etw_reader **out, const char *path,
     return open_common(out, r);
 }
 
-etw_status etw_reader_next(etw_reader *r, etw_event *ev) {
-    if (!r || !ev) return ETW_E_INVALID_ARG;
+/* The next event, in the reader's own storage (the log-file header's copy
+ * or the top stream's parsed record); NULL with *s at the end. */
+static const etw_event *next_event(etw_reader *r, etw_status *s) {
+    const etw_event *ev;
     if (!r->header_done) {
         r->header_done = 1;
-        *ev = r->lf_event;
+        ev = &r->lf_event;
         r->last_order_ft = INT64_MIN; /* before every other event */
         r->stats.events++;
         r->stats.events_by_form[ev->form]++;
-        return ETW_OK;
+        return ev;
     }
     if (!r->started) start_streams(r);
     if (r->pending >= 0) {
@@ -1108,21 +1110,39 @@ etw_status etw_reader_next(etw_reader *r, etw_event *ev) {
         else
             etw_merge_pop(&r->merge);
     }
-    if (r->merge.live == 0) return ETW_END;
+    *s = ETW_END;
+    if (r->merge.live == 0) return NULL;
     uint32_t top = etw_merge_top(&r->merge);
-    if (r->ranged && r->range_to != INT64_MAX && r->streams[top].order_ft >= r->range_to) {
+    const stream *st = &r->streams[top];
+    if (r->ranged && r->range_to != INT64_MAX && st->order_ft >= r->range_to) {
         /* events come in order-time order: every later one is past the range too */
         r->merge.live = 0;
-        return ETW_END;
+        return NULL;
     }
-    r->last_order_ft = r->streams[top].order_ft;
-    *ev = r->streams[top].ev;
+    r->last_order_ft = st->order_ft;
+    ev = &st->ev;
     r->pending = (int)top;
     r->stats.events++;
     r->stats.events_by_form[ev->form]++;
     if (ev->timestamp < r->stats.first_timestamp) r->stats.first_timestamp = ev->timestamp;
     if (ev->timestamp > r->stats.last_timestamp) r->stats.last_timestamp = ev->timestamp;
+    return ev;
+}
+
+etw_status etw_reader_next(etw_reader *r, etw_event *ev) {
+    if (!r || !ev) return ETW_E_INVALID_ARG;
+    etw_status s = ETW_OK;
+    const etw_event *e = next_event(r, &s);
+    if (!e) return s;
+    *ev = *e;
     return ETW_OK;
+}
+
+etw_status etw_reader_next_ref(etw_reader *r, const etw_event **ev) {
+    if (!r || !ev) return ETW_E_INVALID_ARG;
+    etw_status s = ETW_OK;
+    *ev = next_event(r, &s);
+    return *ev ? ETW_OK : s;
 }
 
 const etw_logfile_header *etw_reader_logfile(const etw_reader *r) { return r ? &r->lf : NULL; }

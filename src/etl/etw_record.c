@@ -53,11 +53,57 @@ enum {
 #define EXT_HEADER_SIZE 8u
 #define EXT_LINKAGE_BIT 0x0001u
 
-/* Every field zero but pid/tid: copied from a template, which compiles to
- * a few vector moves instead of a rep stos (measurable per record). */
-static const etw_event k_blank_event = {.pid = ETW_NO_ID, .tid = ETW_NO_ID};
+/* Every field zero but pid/tid. Field by field: a struct copy from a zero
+ * template (or memset) compiles to rep stos, a quarter of the parse time;
+ * these stores merge into a few vector and word stores, and the ones the
+ * header form overwrites are dropped once inlined. */
+static inline void event_clear(etw_event *ev) {
+    static const etw_guid zero_guid;
+    ev->form = ETW_FORM_EVENT_HEADER;
+    ev->flags = 0;
+    ev->event_property = 0;
+    ev->pointer_size = 0;
+    ev->has_activity_id = 0;
+    ev->provider = zero_guid;
+    ev->id = 0;
+    ev->version = 0;
+    ev->channel = 0;
+    ev->level = 0;
+    ev->opcode = 0;
+    ev->task = 0;
+    ev->keywords = 0;
+    ev->group = 0;
+    ev->message_number = 0;
+    ev->message_flags = 0;
+    ev->pid = ETW_NO_ID;
+    ev->tid = ETW_NO_ID;
+    ev->cpu = 0;
+    ev->kernel_time = 0;
+    ev->user_time = 0;
+    ev->processor_time = 0;
+    ev->raw_timestamp = 0;
+    ev->timestamp = 0;
+    ev->activity_id = zero_guid;
+    ev->ext_data = NULL;
+    ev->ext_size = 0;
+    ev->ext_count = 0;
+    ev->user_data = NULL;
+    ev->user_data_len = 0;
+    ev->buffer_file_offset = 0;
+    ev->record_offset = 0;
+    ev->buffer_compressed = 0;
+    ev->is_logfile_header = 0;
+}
 
-static void event_clear(etw_event *ev) { *ev = k_blank_event; }
+/* GUID as stored (Data1..3 little-endian); here so that it inlines. */
+static inline etw_guid guid_at(const uint8_t *b) {
+    etw_guid g;
+    g.data1 = etw_le32(b);
+    g.data2 = etw_le16(b + 4);
+    g.data3 = etw_le16(b + 6);
+    memcpy(g.data4, b + 8, 8);
+    return g;
+}
 
 /* Walk the extended items at p[0..limit): set ext_* and return the bytes
  * they take, or 0 with *msg on damage. */
@@ -104,7 +150,7 @@ static etw_status parse_event_header(const uint8_t *p, uint32_t size, uint8_t ht
     ev->tid = etw_le32(p + 0x08);
     ev->pid = etw_le32(p + 0x0C);
     ev->raw_timestamp = (int64_t)etw_le64(p + 0x10);
-    ev->provider = etw_guid_read(p + 0x18);
+    ev->provider = guid_at(p + 0x18);
     ev->id = etw_le16(p + 0x28);
     ev->version = p[0x2A];
     ev->channel = p[0x2B];
@@ -118,7 +164,7 @@ static etw_status parse_event_header(const uint8_t *p, uint32_t size, uint8_t ht
         ev->kernel_time = etw_le32(p + 0x38);
         ev->user_time = etw_le32(p + 0x3C);
     }
-    ev->activity_id = etw_guid_read(p + 0x40);
+    ev->activity_id = guid_at(p + 0x40);
     ev->has_activity_id = 1;
     if (ht == HT_EVENT_HEADER32 || (ev->flags & ETW_EVENT_FLAG_32_BIT_HEADER)) {
         ev->pointer_size = 4;
@@ -204,7 +250,7 @@ static etw_status parse_classic(const uint8_t *p, uint32_t size, uint8_t ht,
     ev->tid = etw_le32(p + 0x08);
     ev->pid = etw_le32(p + 0x0C);
     ev->raw_timestamp = (int64_t)etw_le64(p + 0x10);
-    ev->provider = etw_guid_read(p + 0x18);
+    ev->provider = guid_at(p + 0x18);
     ev->kernel_time = etw_le32(p + 0x28);
     ev->user_time = etw_le32(p + 0x2C);
     ev->flags |= ETW_EVENT_FLAG_CLASSIC_HEADER |
@@ -227,7 +273,7 @@ static etw_status parse_message(const uint8_t *p, uint32_t size,
     if (f & MSG_SEQUENCE) etw_cursor_skip(&c, 4);
     if (f & MSG_GUID) {
         const uint8_t *g = etw_cursor_take(&c, 16);
-        if (g) ev->provider = etw_guid_read(g);
+        if (g) ev->provider = guid_at(g);
     } else if (f & MSG_COMPONENTID) {
         etw_cursor_skip(&c, 4);
     }
