@@ -1323,3 +1323,9 @@ void etw_reader_scan_buffer(const etw_reader *r, const etw_buffer_load *L, etw_r
 /* The stream of the event etw_reader_next returned last (-1: the log-file
  * header, or none). */
 int etw_reader_last_stream(const etw_reader *r) { return r->pending; }
+
+/* 1 when loading buffer bi only points into the input (an uncompressed
+ * buffer of a mapped file or of memory): nothing worth doing ahead. */
+int etw_reader_buffer_in_place(const etw_reader *r, uint32_t bi) {
+    return bi < r->nbufs && r->base && !(r->bufs[bi].flags & ETW_BUFFER_FLAG_COMPRESSED);
+}

@@ -88,4 +88,9 @@ void etw_reader_detach(etw_reader *r);
  * -1 for the log-file header (its bytes are the reader's own) or none. */
 int etw_reader_last_stream(const etw_reader *r);
 
+/* 1 when etw_reader_load_buffer of buffer bi only points into the input
+ * (an uncompressed buffer of a mapped file or of memory): no work to hand
+ * to another thread. */
+int etw_reader_buffer_in_place(const etw_reader *r, uint32_t bi);
+
 #endif

@@ -21,8 +21,11 @@
 #define WINDOW_STREAMS_MAX 64u
 /* ...plus this many per worker thread. */
 #define WINDOW_PER_THREAD 2u
-/* Batches written out of order may wait at most: this many per thread. */
-#define BATCHES_PER_THREAD 2u
+/* Batches published and not yet written, at most: this many per thread. */
+#define BATCHES_PER_THREAD 4u
+/* The calling thread renders a batch itself when more than this many per
+ * worker are queued (so none runs dry while it renders). */
+#define SPARE_PER_WORKER 2u
 /* Buffers kept after their stream moved on, for the batches that point into
  * them (a batch holds references, not copies): at least this many, plus
  * BATCHES_PER_THREAD per thread. When they run out, the batches that wait
@@ -146,6 +149,7 @@ struct etw_pipeline {
     batch *order_head, *order_tail; /* closed batches, in order */
     batch *render_head, *render_tail;
     unsigned queued;    /* published, not yet written */
+    unsigned untaken;   /* in the render queue */
     unsigned max_queued;
 
     /* logs */
@@ -370,6 +374,7 @@ static batch *take_render(etw_pipeline *p) {
     if (b) {
         p->render_head = b->qnext;
         if (!p->render_head) p->render_tail = NULL;
+        p->untaken--;
     }
     return b;
 }
@@ -511,7 +516,7 @@ static void prefetch(etw_pipeline *p, uint32_t stream, uint32_t k) {
     uint32_t n = etw_reader_stream_buffers(p->r, stream, &order);
     for (uint32_t j = k + 1; j <= k + PREFETCH_DEPTH && j < n; j++) {
         if (p->in_window >= p->window) return;
-        if (find_ahead(p, stream, j)) continue;
+        if (etw_reader_buffer_in_place(p->r, order[j]) || find_ahead(p, stream, j)) continue;
         slot *s = take_free(p);
         if (!s) return;
         s->state = S_QUEUED;
@@ -702,6 +707,7 @@ static void publish(etw_pipeline *p, uint64_t pos, int all) {
         else p->render_head = b;
         p->render_tail = b;
         p->queued++;
+        p->untaken++;
         wake_worker(p);
         etw_mutex_unlock(&p->mu);
     }
@@ -736,10 +742,12 @@ static void trim_logs(etw_pipeline *p) {
     if (p->threaded) etw_mutex_unlock(&p->mu);
 }
 
-/* Write finished batches from the head until at most `keep` published
- * batches remain unwritten. Rather than wait for the head, the calling
- * thread renders the oldest batch no worker has taken, with its own
- * decoder (workers[0]): with as many threads as cores, nobody idles. */
+/* Write finished batches from the head, until at most `keep` published
+ * batches remain unwritten. The calling thread renders too, with its own
+ * decoder (workers[0]), the oldest batch no worker has taken: when each
+ * worker has SPARE_PER_WORKER more waiting (so none runs dry while this
+ * thread renders and publishes nothing), or rather than wait for the head.
+ * With as many threads as cores, nobody idles. */
 static void drain(etw_pipeline *p, unsigned keep) {
     worker *w0 = &p->workers[0];
     for (;;) {
@@ -748,7 +756,7 @@ static void drain(etw_pipeline *p, unsigned keep) {
         if (p->threaded) {
             etw_mutex_lock(&p->mu);
             while (!b->done) {
-                if (p->queued <= keep) {
+                if (p->untaken < SPARE_PER_WORKER * (p->nworkers - 1) + 1 && p->queued <= keep) {
                     etw_mutex_unlock(&p->mu);
                     return;
                 }
