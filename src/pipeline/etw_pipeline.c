@@ -55,8 +55,26 @@ typedef struct log_entry {
     uint64_t pos;
     etw_event ev;
     atomic_int reported;
-    uint8_t *bytes;
+    /* the event's bytes follow */
 } log_entry;
+
+/* The logs' storage: entries one after the other in chunks, the oldest
+ * chunk freed when every entry in it is trimmed (no allocation per entry). */
+#define LOG_CHUNK_BYTES (64u * 1024u)
+#define LOG_ALIGN 16u
+
+typedef struct log_chunk {
+    struct log_chunk *next;
+    size_t used, cap;
+    uint64_t last_seq; /* of its last entry */
+    max_align_t data[];
+} log_chunk;
+
+typedef struct event_log {
+    log_entry *head, *tail; /* head: the oldest entry kept */
+    uint64_t seq;           /* of the next entry */
+    log_chunk *chunks, *last, *spare; /* calling thread only */
+} event_log;
 
 typedef struct diag_rec {
     etw_status status;
@@ -153,8 +171,7 @@ struct etw_pipeline {
     unsigned max_queued;
 
     /* logs */
-    log_entry *ahead_head, *ahead_tail, *order_head_e, *order_tail_e;
-    uint64_t ahead_seq, order_seq;
+    event_log ahead, order;
 
     /* scan */
     scan_task *scan_head, *scan_tail;
@@ -285,12 +302,12 @@ static void process_batch(worker *w, batch *b) {
         log_entry *e;
         /* merged metadata: learned ETW_PIPELINE_LOOKAHEAD events ahead, the
          * first decoder to learn a record reports its problems */
-        while ((e = next_entry(w->ahead_done, &p->ahead_head, b->ahead_last)) && e->pos < q + ETW_PIPELINE_LOOKAHEAD) {
+        while ((e = next_entry(w->ahead_done, &p->ahead.head, b->ahead_last)) && e->pos < q + ETW_PIPELINE_LOOKAHEAD) {
             learn_muted(w, &e->ev, atomic_exchange(&e->reported, 1) == 0);
             w->ahead_done = e;
         }
         /* in-order state: what other workers decoded since this one's last batch */
-        while ((e = next_entry(w->order_done, &p->order_head_e, b->order_last)) && e->pos < q) {
+        while ((e = next_entry(w->order_done, &p->order.head, b->order_last)) && e->pos < q) {
             if (e->pos < b->first) learn_muted(w, &e->ev, 0);
             w->order_done = e;
         }
@@ -304,7 +321,7 @@ static void process_batch(worker *w, batch *b) {
     }
     /* past this batch's own in-order events */
     log_entry *e;
-    while ((e = next_entry(w->order_done, &p->order_head_e, b->order_last)) && e->pos < b->first + b->n)
+    while ((e = next_entry(w->order_done, &p->order.head, b->order_last)) && e->pos < b->first + b->n)
         w->order_done = e;
     w->cur = NULL;
 }
@@ -692,8 +709,8 @@ static void publish(etw_pipeline *p, uint64_t pos, int all) {
     for (batch *b = p->order_head; b; b = b->next) {
         if (b->published) continue;
         if (!all && b->first + b->n + ETW_PIPELINE_LOOKAHEAD > pos) break;
-        b->ahead_last = p->ahead_tail;
-        b->order_last = p->order_tail_e;
+        b->ahead_last = p->ahead.tail;
+        b->order_last = p->order.tail;
         b->published = 1;
         if (!p->threaded) {
             process_batch(&p->workers[0], b);
@@ -716,14 +733,18 @@ static void publish(etw_pipeline *p, uint64_t pos, int all) {
 /* Free the log entries every worker has gone past (each keeps its last one:
  * it follows that entry's link), so the logs hold what the batches in
  * flight may still need, not the whole trace's. */
-static log_entry *trim_log(etw_pipeline *p, log_entry *head, uint64_t min_next) {
-    while (head && head->next && head->seq + 1 < min_next) {
-        log_entry *n = head->next;
-        etw_free(&p->alloc, head->bytes);
-        etw_free(&p->alloc, head);
-        head = n;
+static void trim_log(etw_pipeline *p, event_log *L, uint64_t min_next) {
+    log_entry *h = L->head;
+    while (h && h->next && h->seq + 1 < min_next) h = h->next;
+    /* written only when it moves: a decoder that learned nothing yet reads
+     * it, and then nothing is trimmed */
+    if (h != L->head) L->head = h;
+    while (h && L->chunks != L->last && L->chunks->last_seq < h->seq) {
+        log_chunk *c = L->chunks;
+        L->chunks = c->next;
+        etw_free(&p->alloc, L->spare);
+        L->spare = c;
     }
-    return head;
 }
 
 static void trim_logs(etw_pipeline *p) {
@@ -735,10 +756,8 @@ static void trim_logs(etw_pipeline *p) {
     }
     /* a head moves only when every worker is past it, so no worker reads
      * it then (a worker reads a head only before its first entry) */
-    log_entry *h = trim_log(p, p->ahead_head, ma);
-    if (h != p->ahead_head) p->ahead_head = h;
-    h = trim_log(p, p->order_head_e, mo);
-    if (h != p->order_head_e) p->order_head_e = h;
+    trim_log(p, &p->ahead, ma);
+    trim_log(p, &p->order, mo);
     if (p->threaded) etw_mutex_unlock(&p->mu);
 }
 
@@ -790,39 +809,50 @@ static void close_batch(etw_pipeline *p, batch *b) {
 }
 
 static etw_status log_event(etw_pipeline *p, const etw_event *ev, uint64_t pos, etw_learn_kind kind) {
-    log_entry *e = etw_calloc(&p->alloc, 1, sizeof *e);
-    if (!e) return ETW_E_NOMEM;
-    e->bytes = etw_alloc(&p->alloc, event_bytes(ev));
-    if (!e->bytes) {
-        etw_free(&p->alloc, e);
-        return ETW_E_NOMEM;
+    event_log *L = kind == ETW_LEARN_AHEAD ? &p->ahead : &p->order;
+    size_t bytes = event_bytes(ev);
+    if (bytes > SIZE_MAX / 2) return ETW_E_NOMEM;
+    size_t need = (sizeof(log_entry) + bytes + LOG_ALIGN - 1) & ~(size_t)(LOG_ALIGN - 1);
+    log_chunk *c = L->last;
+    if (!c || c->cap - c->used < need) {
+        size_t cap = need > LOG_CHUNK_BYTES ? need : LOG_CHUNK_BYTES;
+        if (L->spare && L->spare->cap >= cap) {
+            c = L->spare;
+            L->spare = NULL;
+        } else if (!(c = etw_alloc(&p->alloc, sizeof *c + cap))) {
+            return ETW_E_NOMEM;
+        } else {
+            c->cap = cap;
+        }
+        c->next = NULL;
+        c->used = 0;
+        if (L->last) L->last->next = c;
+        else L->chunks = c;
+        L->last = c;
     }
-    copy_event(&e->ev, ev, e->bytes);
+    log_entry *e = (log_entry *)((unsigned char *)c->data + c->used);
+    c->used += need;
+    copy_event(&e->ev, ev, (uint8_t *)(e + 1));
+    e->next = NULL;
     e->pos = pos;
     atomic_init(&e->reported, 0);
     if (p->threaded) etw_mutex_lock(&p->mu);
-    if (kind == ETW_LEARN_AHEAD) {
-        e->seq = p->ahead_seq++;
-        if (p->ahead_tail) p->ahead_tail->next = e;
-        else p->ahead_head = e;
-        p->ahead_tail = e;
-    } else {
-        e->seq = p->order_seq++;
-        if (p->order_tail_e) p->order_tail_e->next = e;
-        else p->order_head_e = e;
-        p->order_tail_e = e;
-    }
+    e->seq = L->seq++;
+    c->last_seq = e->seq;
+    if (L->tail) L->tail->next = e;
+    else L->head = e;
+    L->tail = e;
     if (p->threaded) etw_mutex_unlock(&p->mu);
     return ETW_OK;
 }
 
-static void free_log(etw_pipeline *p, log_entry *e) {
-    while (e) {
-        log_entry *n = e->next;
-        etw_free(&p->alloc, e->bytes);
-        etw_free(&p->alloc, e);
-        e = n;
+static void free_log(etw_pipeline *p, event_log *L) {
+    for (log_chunk *c = L->chunks, *n; c; c = n) {
+        n = c->next;
+        etw_free(&p->alloc, c);
     }
+    etw_free(&p->alloc, L->spare);
+    memset(L, 0, sizeof *L);
 }
 
 etw_status etw_pipeline_run(etw_pipeline *p) {
@@ -844,6 +874,8 @@ etw_status etw_pipeline_run(etw_pipeline *p) {
         if (p->opt.on_read && p->opt.on_read(p->opt.ctx, p->stats.events_read + 1, &ev)) break;
         etw_learn_kind kind = etw_decoder_learn_kind(p->workers[0].dec, &ev);
         if (kind == ETW_LEARN_AHEAD && p->prescanned) kind = ETW_LEARN_NONE;
+        /* one decoder learns the in-order events as it renders them */
+        if (kind == ETW_LEARN_IN_ORDER && !p->threaded) kind = ETW_LEARN_NONE;
         if (kind != ETW_LEARN_NONE && (s = log_event(p, &ev, pos, kind)) != ETW_OK) break;
         size_t need = event_bytes(&ev);
         if (cur->n && (cur->n == cur->cap || cur->blen + need > ETW_PIPELINE_BATCH_BYTES)) {
@@ -879,7 +911,7 @@ etw_status etw_pipeline_run(etw_pipeline *p) {
      * never completed */
     worker *w0 = &p->workers[0];
     log_entry *e;
-    while ((e = next_entry(w0->order_done, &p->order_head_e, p->order_tail_e))) {
+    while ((e = next_entry(w0->order_done, &p->order.head, p->order.tail))) {
         learn_muted(w0, &e->ev, 0);
         w0->order_done = e;
     }
@@ -1109,8 +1141,8 @@ void etw_pipeline_free(etw_pipeline *p) {
         free_batch(p, b);
         b = n;
     }
-    free_log(p, p->ahead_head);
-    free_log(p, p->order_head_e);
+    free_log(p, &p->ahead);
+    free_log(p, &p->order);
     etw_free(&a, p->slots);
     etw_free(&a, p->held);
     etw_free(&a, p->workers);
