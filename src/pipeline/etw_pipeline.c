@@ -864,20 +864,20 @@ etw_status etw_pipeline_run(etw_pipeline *p) {
     uint64_t pos = 0;
     batch *cur = p->cur = get_batch(p);
     etw_status s = cur ? ETW_OK : ETW_E_NOMEM;
-    etw_event ev;
+    const etw_event *ev;
     while (s == ETW_OK && !p->stop) {
-        etw_status rs = etw_reader_next(p->r, &ev);
+        etw_status rs = etw_reader_next_ref(p->r, &ev);
         if (rs != ETW_OK) {
             if (rs != ETW_END) s = rs;
             break;
         }
-        if (p->opt.on_read && p->opt.on_read(p->opt.ctx, p->stats.events_read + 1, &ev)) break;
-        etw_learn_kind kind = etw_decoder_learn_kind(p->workers[0].dec, &ev);
+        if (p->opt.on_read && p->opt.on_read(p->opt.ctx, p->stats.events_read + 1, ev)) break;
+        etw_learn_kind kind = etw_decoder_learn_kind(p->workers[0].dec, ev);
         if (kind == ETW_LEARN_AHEAD && p->prescanned) kind = ETW_LEARN_NONE;
         /* one decoder learns the in-order events as it renders them */
         if (kind == ETW_LEARN_IN_ORDER && !p->threaded) kind = ETW_LEARN_NONE;
-        if (kind != ETW_LEARN_NONE && (s = log_event(p, &ev, pos, kind)) != ETW_OK) break;
-        size_t need = event_bytes(&ev);
+        if (kind != ETW_LEARN_NONE && (s = log_event(p, ev, pos, kind)) != ETW_OK) break;
+        size_t need = event_bytes(ev);
         if (cur->n && (cur->n == cur->cap || cur->blen + need > ETW_PIPELINE_BATCH_BYTES)) {
             close_batch(p, cur);
             if (!(cur = p->cur = get_batch(p))) {
@@ -888,7 +888,7 @@ etw_status etw_pipeline_run(etw_pipeline *p) {
         if (cur->n == 0) cur->first = pos;
         /* the event as the reader gave it: its bytes stay in the slot of its
          * stream's buffer, which the batch keeps (no copy) */
-        cur->evs[cur->n] = ev;
+        cur->evs[cur->n] = *ev;
         if (need) {
             int si = etw_reader_last_stream(p->r);
             if (si >= 0 && p->held[si]) batch_ref(cur, p->held[si]);
