@@ -47,6 +47,9 @@
 #define TIME_SLACK (INT64_C(86400) * 10000000)
 /* With no end time in the header: records up to ten years after the start. */
 #define TIME_OPEN_END (INT64_C(3653) * 86400 * 10000000)
+/* Bytes read to judge a candidate buffer: its header and the start of its
+ * data (enough compressed input to produce the first record's header). */
+#define PROBE_BYTES (ETW_BUFFER_HEADER_SIZE + 64u)
 /* Window read at a time while searching for the next buffer after damage. */
 #define RESYNC_WINDOW (64u * 1024u)
 
@@ -125,6 +128,11 @@ struct etw_reader {
     etw_reader_stats stats;
     etw_reader_stats index_stats; /* what building the index found (kept by rewind) */
     char msg[192];
+    /* The last candidate header read by plausible_at (file input): the
+     * index walk reads the next buffer's header right after judging it. */
+    uint64_t probe_off;
+    size_t probe_len;        /* 0: none */
+    uint8_t probe_raw[PROBE_BYTES];
 };
 
 /* --- diagnostics ------------------------------------------------------- */
@@ -166,9 +174,6 @@ static int grow(etw_reader *r, uint8_t **p, size_t *cap, size_t need) {
 
 /* --- the buffer index ---------------------------------------------------- */
 
-/* Bytes read to judge a candidate buffer: its header and the start of its
- * data (enough compressed input to produce the first record's header). */
-#define PROBE_BYTES (ETW_BUFFER_HEADER_SIZE + 64u)
 #define PROBE_RECORD 16u
 
 /* The header fields every buffer Windows writes has in range, whatever its
@@ -258,9 +263,11 @@ static int plausible_at(etw_reader *r, uint64_t off, int need_size, etw_buffer_h
     uint64_t left = r->in.size - off;
     size_t want = left < PROBE_BYTES ? (size_t)left : PROBE_BYTES;
     if (r->mem) return judge(r, r->mem + off, want, left, need_size, h);
-    uint8_t raw[PROBE_BYTES];
-    if (r->in.read_at(r->in.ctx, off, raw, want) != (long long)want) return 0;
-    return judge(r, raw, want, left, need_size, h);
+    r->probe_len = 0;
+    if (r->in.read_at(r->in.ctx, off, r->probe_raw, want) != (long long)want) return 0;
+    r->probe_off = off;
+    r->probe_len = want;
+    return judge(r, r->probe_raw, want, left, need_size, h);
 }
 
 /* Does the candidate buffer at off (header h) chain on: its size leads to
@@ -461,8 +468,12 @@ static etw_status build_index(etw_reader *r) {
             diag(r, ETW_E_TRUNCATED, off, r->msg);
             break;
         }
-        long long k = r->in.read_at(r->in.ctx, off, raw, sizeof raw);
-        if (k < (long long)sizeof raw) return ETW_E_IO;
+        if (r->probe_len >= sizeof raw && r->probe_off == off) {
+            memcpy(raw, r->probe_raw, sizeof raw); /* read when the chain judged it */
+        } else {
+            long long k = r->in.read_at(r->in.ctx, off, raw, sizeof raw);
+            if (k < (long long)sizeof raw) return ETW_E_IO;
+        }
         /* Every offset reached here is a buffer: 0 (read_header found the
          * log-file header there) or one the chain believed. */
         (void)etw_buffer_header_parse(raw, &h, &msg);
