@@ -639,16 +639,27 @@ static etw_status load_buffer(etw_reader *r, stream *st, uint32_t bi) {
 
 /* --- time ---------------------------------------------------------------- */
 
-int64_t etw_reader_to_filetime(const etw_reader *r, int64_t raw) {
+static int64_t to_filetime_slow(const etw_reader *r, int64_t d);
+
+/* Raw clock -> FILETIME; the common clocks inline (buffer_next), the rest
+ * out of line. */
+static inline int64_t to_filetime(const etw_reader *r, int64_t raw) {
     if (r->clock_identity) return raw;
     /* Hostile clock values: wrap (defined) instead of signed overflow (UB). */
     int64_t d = (int64_t)((uint64_t)raw - (uint64_t)r->ref_raw);
+    /* Fast path with an identical result: QPC at 10 MHz already counts
+     * 100 ns units. */
+    if (r->clock_freq == 10000000) return (int64_t)((uint64_t)r->ref_ft + (uint64_t)d);
+    return to_filetime_slow(r, d);
+}
+
+int64_t etw_reader_to_filetime(const etw_reader *r, int64_t raw) { return to_filetime(r, raw); }
+
+static int64_t to_filetime_slow(const etw_reader *r, int64_t d) {
     int64_t f = r->clock_freq;
-    /* Fast paths with identical results (the general path below costs two
-     * 64-bit divisions per event): QPC at 10 MHz already counts 100 ns
-     * units; otherwise one division while d * 1e7 cannot overflow (q and rem
-     * have d's sign, so trunc(d*1e7/f) == q*1e7 + trunc(rem*1e7/f)). */
-    if (f == 10000000) return (int64_t)((uint64_t)r->ref_ft + (uint64_t)d);
+    /* One division while d * 1e7 cannot overflow (the general path below
+     * costs two 64-bit divisions per event; q and rem have d's sign, so
+     * trunc(d*1e7/f) == q*1e7 + trunc(rem*1e7/f)). */
     if (d <= INT64_MAX / 10000000 && d >= -(INT64_MAX / 10000000))
         return (int64_t)((uint64_t)r->ref_ft + (uint64_t)(d * 10000000 / f));
     int64_t q = d / f, rem = d % f;
@@ -719,51 +730,64 @@ static void report_record(const buf_entry *b, uint32_t at, etw_status s, const c
  * log-file header record is skipped; a damaged record is reported into
  * *stats / on_diag and ends the buffer. Shared by the ordered reader and
  * etw_reader_scan_buffer, so both count the same. */
-static int buffer_next(const etw_reader *r, uint32_t bi, const uint8_t *data, uint32_t end,
-                       uint32_t *pos, int64_t *last_raw, etw_event *ev, etw_reader_stats *stats,
-                       etw_diag_fn on_diag, void *diag_ctx) {
+/* The rare outcomes of a record, out of line so that buffer_next stays
+ * small enough to inline: a time far outside the trace's, and a record that
+ * cannot be parsed (which ends its buffer). */
+static void record_bad_time(const buf_entry *b, uint32_t at, int64_t raw, etw_reader_stats *stats,
+                            etw_diag_fn on_diag, void *diag_ctx) {
+    char text[192];
+    snprintf(text, sizeof text,
+             "record time (raw clock %lld) is far outside the trace's time range; record skipped",
+             (long long)raw);
+    report_record(b, at, ETW_E_CORRUPT, text, stats, on_diag, diag_ctx);
+    stats->records_skipped++;
+}
+
+static void record_damaged(const buf_entry *b, uint32_t at, etw_status s, const char *msg,
+                           etw_reader_stats *stats, etw_diag_fn on_diag, void *diag_ctx) {
+    char text[192];
+    if (b->flags & ETW_BUFFER_FLAG_COMPRESSED)
+        snprintf(text, sizeof text, "%s (at offset 0x%x of the decompressed buffer); rest of the buffer skipped",
+                 msg, at);
+    else
+        snprintf(text, sizeof text, "%s; rest of the buffer skipped", msg);
+    report_record(b, at, s, text, stats, on_diag, diag_ctx);
+    stats->records_skipped++;
+    stats->buffers_skipped++;
+}
+
+static inline int buffer_next(const etw_reader *r, uint32_t bi, const uint8_t *data, uint32_t end,
+                              uint32_t *pos, int64_t *last_raw, etw_event *ev, etw_reader_stats *stats,
+                              etw_diag_fn on_diag, void *diag_ctx) {
     const buf_entry *b = &r->bufs[bi];
-    while (*pos < end) {
+    uint32_t p = *pos;
+    while (p < end) {
         uint32_t adv = 0;
         const char *msg = NULL;
-        etw_status s = etw_record_parse(data + *pos, end - *pos, r->ptr_size, ev, &adv, &msg);
-        if (s == ETW_OK) {
-            uint32_t at = *pos;
-            *pos += adv;
-            if (bi == 0 && at == ETW_BUFFER_HEADER_SIZE) continue; /* the log-file header */
-            if (ev->form == ETW_FORM_MESSAGE && ev->raw_timestamp == 0) ev->raw_timestamp = *last_raw;
-            *last_raw = ev->raw_timestamp;
-            ev->cpu = b->cpu;
-            if (b->flags & ETW_BUFFER_FLAG_PROC_INDEX) ev->flags |= ETW_EVENT_FLAG_PROCESSOR_INDEX;
-            ev->buffer_file_offset = b->offset;
-            ev->record_offset = at;
-            ev->buffer_compressed = (b->flags & ETW_BUFFER_FLAG_COMPRESSED) != 0;
-            ev->timestamp = etw_reader_to_filetime(r, ev->raw_timestamp);
-            if (!time_plausible(r, ev->timestamp)) {
-                char text[192];
-                snprintf(text, sizeof text,
-                         "record time (raw clock %lld) is far outside the trace's time range; record skipped",
-                         (long long)ev->raw_timestamp);
-                report_record(b, at, ETW_E_CORRUPT, text, stats, on_diag, diag_ctx);
-                stats->records_skipped++;
-                continue;
-            }
-            return 1;
+        etw_status s = etw_record_parse(data + p, end - p, r->ptr_size, ev, &adv, &msg);
+        if (s != ETW_OK) {
+            if (s != ETW_END) record_damaged(b, p, s, msg, stats, on_diag, diag_ctx);
+            break;
         }
-        if (s != ETW_END) {
-            char text[192];
-            if (b->flags & ETW_BUFFER_FLAG_COMPRESSED)
-                snprintf(text, sizeof text,
-                         "%s (at offset 0x%x of the decompressed buffer); rest of the buffer skipped", msg,
-                         *pos);
-            else
-                snprintf(text, sizeof text, "%s; rest of the buffer skipped", msg);
-            report_record(b, *pos, s, text, stats, on_diag, diag_ctx);
-            stats->records_skipped++;
-            stats->buffers_skipped++;
+        uint32_t at = p;
+        p += adv;
+        if (bi == 0 && at == ETW_BUFFER_HEADER_SIZE) continue; /* the log-file header */
+        if (ev->form == ETW_FORM_MESSAGE && ev->raw_timestamp == 0) ev->raw_timestamp = *last_raw;
+        *last_raw = ev->raw_timestamp;
+        ev->cpu = b->cpu;
+        if (b->flags & ETW_BUFFER_FLAG_PROC_INDEX) ev->flags |= ETW_EVENT_FLAG_PROCESSOR_INDEX;
+        ev->buffer_file_offset = b->offset;
+        ev->record_offset = at;
+        ev->buffer_compressed = (b->flags & ETW_BUFFER_FLAG_COMPRESSED) != 0;
+        ev->timestamp = to_filetime(r, ev->raw_timestamp);
+        if (!time_plausible(r, ev->timestamp)) {
+            record_bad_time(b, at, ev->raw_timestamp, stats, on_diag, diag_ctx);
+            continue;
         }
-        *pos = end;
+        *pos = p;
+        return 1;
     }
+    *pos = end;
     return 0;
 }
 
