@@ -53,6 +53,14 @@
 /* Window read at a time while searching for the next buffer after damage. */
 #define RESYNC_WINDOW (64u * 1024u)
 
+/* Out of line where the compiler allows: the rare paths must not make the
+ * per-record path save registers and reserve their stack. */
+#if defined(__GNUC__) || defined(__clang__)
+#define COLD __attribute__((noinline, cold))
+#else
+#define COLD
+#endif
+
 typedef struct buf_entry {
     uint64_t offset;    /* file offset of the buffer header */
     uint32_t disk_size; /* bytes of the buffer present in the file */
@@ -733,7 +741,7 @@ static void report_record(const buf_entry *b, uint32_t at, etw_status s, const c
 /* The rare outcomes of a record, out of line so that buffer_next stays
  * small enough to inline: a time far outside the trace's, and a record that
  * cannot be parsed (which ends its buffer). */
-static void record_bad_time(const buf_entry *b, uint32_t at, int64_t raw, etw_reader_stats *stats,
+COLD static void record_bad_time(const buf_entry *b, uint32_t at, int64_t raw, etw_reader_stats *stats,
                             etw_diag_fn on_diag, void *diag_ctx) {
     char text[192];
     snprintf(text, sizeof text,
@@ -743,7 +751,7 @@ static void record_bad_time(const buf_entry *b, uint32_t at, int64_t raw, etw_re
     stats->records_skipped++;
 }
 
-static void record_damaged(const buf_entry *b, uint32_t at, etw_status s, const char *msg,
+COLD static void record_damaged(const buf_entry *b, uint32_t at, etw_status s, const char *msg,
                            etw_reader_stats *stats, etw_diag_fn on_diag, void *diag_ctx) {
     char text[192];
     if (b->flags & ETW_BUFFER_FLAG_COMPRESSED)
@@ -791,8 +799,9 @@ static inline int buffer_next(const etw_reader *r, uint32_t bi, const uint8_t *d
     return 0;
 }
 
-/* Parse the stream's next record into st->ev. 1 on success, 0 at its end. */
-static int stream_advance(etw_reader *r, stream *st) {
+/* stream_advance when the current buffer is done: the next buffers until
+ * one yields a record. */
+COLD static int stream_refill(etw_reader *r, stream *st) {
     uint32_t si = (uint32_t)(st - r->streams);
     for (;;) {
         if (st->data && st->pos < st->end &&
@@ -820,6 +829,17 @@ static int stream_advance(etw_reader *r, stream *st) {
             st->data = NULL;
         }
     }
+}
+
+/* Parse the stream's next record into st->ev. 1 on success, 0 at its end. */
+static inline int stream_advance(etw_reader *r, stream *st) {
+    if (st->data && st->pos < st->end &&
+        buffer_next(r, st->buf, st->data, st->end, &st->pos, &st->last_raw, &st->ev, &r->stats, r->opt.on_diag,
+                    r->opt.diag_ctx)) {
+        if (st->ev.timestamp > st->order_ft) st->order_ft = st->ev.timestamp;
+        return 1;
+    }
+    return stream_refill(r, st);
 }
 
 /* Load buffer bi into the probe stream (one-off reads: the range search,

@@ -185,6 +185,10 @@ static etw_status parse_event_header(const uint8_t *p, uint32_t size, uint8_t ht
     return ETW_OK;
 }
 
+/* etw_kernel_group_guid, callable inline (a global function is not in a
+ * position-independent build: it could be interposed). */
+static inline const etw_guid *group_guid(uint8_t group, uint8_t type);
+
 static etw_status parse_system(const uint8_t *p, uint32_t size, uint8_t ht,
                                etw_event *ev, const char **msg) {
     uint16_t version_word = etw_le16(p);
@@ -224,7 +228,7 @@ static etw_status parse_system(const uint8_t *p, uint32_t size, uint8_t ht,
             ev->flags |= ETW_EVENT_FLAG_NO_CPUTIME;
         }
     }
-    const etw_guid *g = etw_kernel_group_guid(ev->group, ev->opcode);
+    const etw_guid *g = group_guid(ev->group, ev->opcode);
     if (g) ev->provider = *g;
     ev->flags |= ETW_EVENT_FLAG_CLASSIC_HEADER |
                  (ev->pointer_size == 4 ? ETW_EVENT_FLAG_32_BIT_HEADER
@@ -460,11 +464,13 @@ static const group_info k_groups[] = {
 #define GROUP_IMAGE 0x14
 #define TYPE_LOAD 10
 
-const etw_guid *etw_kernel_group_guid(uint8_t group, uint8_t type) {
+static inline const etw_guid *group_guid(uint8_t group, uint8_t type) {
     if (group == GROUP_PROCESS && type == TYPE_LOAD) group = GROUP_IMAGE;
     if (group >= sizeof k_groups / sizeof k_groups[0]) return NULL;
     return &k_groups[group].guid;
 }
+
+const etw_guid *etw_kernel_group_guid(uint8_t group, uint8_t type) { return group_guid(group, type); }
 
 const char *etw_kernel_group_name(uint8_t group, uint8_t type) {
     if (group == GROUP_PROCESS && type == TYPE_LOAD) group = GROUP_IMAGE;
