@@ -47,9 +47,8 @@ static void merge_case(uint32_t n) {
     uint32_t size = etw_merge_size(n);
     etw_merge m;
     m.tree = calloc(size, sizeof *m.tree);
-    m.keys = calloc(size, sizeof *m.keys);
+    m.leaf = calloc(size, sizeof *m.leaf);
     m.size = size;
-    m.n = n;
     etw_merge_clear(&m);
     for (uint32_t s = 0; s < n; s++) {
         pos[s] = 0;
@@ -68,7 +67,7 @@ static void merge_case(uint32_t n) {
     ETW_CHECK_INT(got, total);
     ETW_CHECK_INT(wrong, 0);
     free(m.tree);
-    free(m.keys);
+    free(m.leaf);
 }
 
 static void test_merge_order(void) {

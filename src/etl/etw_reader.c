@@ -954,11 +954,10 @@ static etw_status build_streams(etw_reader *r) {
         count[map[key]]++;
     }
     r->streams = etw_calloc(&r->alloc, r->nstreams, sizeof *r->streams);
-    r->merge.n = r->nstreams;
     r->merge.size = etw_merge_size(r->nstreams);
     r->merge.tree = etw_calloc(&r->alloc, r->merge.size, sizeof *r->merge.tree);
-    r->merge.keys = etw_calloc(&r->alloc, r->merge.size, sizeof *r->merge.keys);
-    if (!r->streams || !r->merge.tree || !r->merge.keys) goto done;
+    r->merge.leaf = etw_calloc(&r->alloc, r->merge.size, sizeof *r->merge.leaf);
+    if (!r->streams || !r->merge.tree || !r->merge.leaf) goto done;
     uint32_t first = 0;
     for (uint32_t i = 0; i < r->nstreams; i++) {
         r->streams[i].first = first;
@@ -1242,7 +1241,7 @@ void etw_reader_close(etw_reader *r) {
     etw_free(&a, r->probe.mem);
     etw_free(&a, r->streams);
     etw_free(&a, r->merge.tree);
-    etw_free(&a, r->merge.keys);
+    etw_free(&a, r->merge.leaf);
     etw_free(&a, r->order);
     etw_free(&a, r->bufs);
     etw_free(&a, r->lf_payload);
