@@ -16,17 +16,20 @@
  * zeros finds the next match and gives the literal run before it (no shift
  * chain from item to item). Away from the ends - a whole word's worth of
  * input left (XP_WORD_IN) and XP_FAST_ROOM bytes of output room before each
- * item - a word is decoded without input checks: a literal run (at most 32)
+ * item - a word is decoded without input checks, the length form picked by
+ * one multi-way branch rather than a chain of dependent ones (with hints
+ * that keep the common path straight): a literal run (at most 32)
  * is one or two unconditional 16-byte copies, a match is copied in 16-byte
  * steps (offset >= 16), 8-byte steps (8..15) or, below 8, its first 8 bytes
  * gathered from the period and then 8-byte steps from the nearest multiple
  * of the offset at least 8 back. Each step reads only bytes already final,
  * so an overlapping match gives exactly the byte-by-byte result of MS-XCA
  * 2.4.4; the steps may run up to 31 bytes past the item's end - bytes the
- * next items overwrite. Near the ends every step checks the input and the
- * output and copies exactly (a memset for offset 1, a byte loop for other
- * overlaps). Nothing is written past out_cap; bytes past *out_len may have
- * been written.
+ * next items overwrite. Near the ends every item checks the input and the
+ * output left, still copies wide while XP_LIT_COPY input / XP_FAST_ROOM
+ * output room remain, and copies exactly after that (a memset for offset 1,
+ * a byte loop for other overlaps). Nothing is written past out_cap; bytes
+ * past *out_len may have been written.
  */
 #include "etl/etw_xpress.h"
 
@@ -79,6 +82,15 @@
 /* A long match that opened a shared length byte leaves its high nibble for
  * the next one as XP_HALF_PENDING | nibble; 0 = none pending. */
 #define XP_HALF_PENDING 0x10u
+
+/* Branch hints for the fast loop's rare cases. */
+#if defined(__GNUC__) || defined(__clang__)
+#define XP_LIKELY(c) __builtin_expect(!!(c), 1)
+#define XP_UNLIKELY(c) __builtin_expect(!!(c), 0)
+#else
+#define XP_LIKELY(c) (c)
+#define XP_UNLIKELY(c) (c)
+#endif
 
 static inline void xp_copy16(uint8_t *dst, const uint8_t *src) { memcpy(dst, src, 16); }
 static inline void xp_copy8(uint8_t *dst, const uint8_t *src) { memcpy(dst, src, 8); }
@@ -207,7 +219,7 @@ static inline void xp_match_wide(uint8_t *d, size_t off, size_t len) {
     if (off >= 16) {
         xp_copy16(d, src);
         xp_copy16(d + 16, src + 16);
-        if (len > 32) {
+        if (XP_UNLIKELY(len > 32)) {
             size_t k = 32;
             do {
                 xp_copy16(d + k, src + k);
@@ -283,51 +295,71 @@ static int xp_fast(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_ca
             uint64_t len;
 
             xp_copy16(op, ip);
-            if (run > 16) xp_copy16(op + 16, ip + 16);
+            if (XP_UNLIKELY(run > 16)) xp_copy16(op + 16, ip + 16);
             ip += run;
             op += run;
-            if (pos == XP_FLAG_BITS) break;
+            if (XP_UNLIKELY(pos == XP_FLAG_BITS)) break;
             g &= g - 1;
             cur = pos + 1;
             mb = etw_le16(ip);
-            ip += XP_MATCH_BYTES;
             off = (mb >> XP_OFF_SHIFT) + XP_OFF_BIAS;
             len = mb & XP_LEN_MASK;
-            if (len == XP_LEN_HALF) {
-                /* As xp_long_len, without the input checks; the byte after
-                 * the half byte is read whether it is used or not. */
+            {
+                /* One multi-way branch on the length form instead of a chain
+                 * of dependent ones (as xp_long_len, no input checks). */
+                unsigned b = ip[2];
+                unsigned is_long = len == XP_LEN_HALF;
                 unsigned first = half == 0;
-                unsigned b = ip[0];
-                uint64_t n = first ? (b & 0x0Fu) : (half & 0x0Fu);
-                unsigned b2, is_byte;
-                half = first ? (XP_HALF_PENDING | (b >> 4)) : 0;
-                ip += first;
-                b2 = ip[0];
-                is_byte = n == XP_LEN_BYTE;
-                n += is_byte ? b2 : 0;
-                ip += is_byte;
-                if (n == XP_LEN_BYTE + XP_LEN_WORD) {
-                    n = etw_le16(ip);
-                    ip += 2;
-                    if (n == XP_LEN_DWORD) {
-                        n = etw_le32(ip);
-                        ip += 4;
+                unsigned nib = (first ? b : half) & 0x0Fu;
+                unsigned form = is_long ? 1u + first + 2u * (nib == XP_LEN_BYTE) : 0u;
+                switch (form) {
+                case 0:
+                    ip += XP_MATCH_BYTES;
+                    break;
+                case 1: /* high nibble of the pending byte */
+                    half = 0;
+                    len = (uint64_t)nib + XP_LEN_HALF;
+                    ip += XP_MATCH_BYTES;
+                    break;
+                case 2: /* low nibble of a new byte */
+                    half = XP_HALF_PENDING | (b >> 4);
+                    len = (uint64_t)nib + XP_LEN_HALF;
+                    ip += XP_MATCH_BYTES + 1;
+                    break;
+                default: { /* then a byte */
+                    uint64_t n;
+                    if (first) {
+                        half = XP_HALF_PENDING | (b >> 4);
+                        ip += 1;
+                    } else {
+                        half = 0;
                     }
-                    if (n < XP_LEN_FULL_MIN) {
-                        why = XP_CORRUPT;
-                        goto out;
+                    ip += XP_MATCH_BYTES;
+                    n = *ip++;
+                    if (XP_UNLIKELY(n == XP_LEN_WORD)) {
+                        n = etw_le16(ip);
+                        ip += 2;
+                        if (n == XP_LEN_DWORD) {
+                            n = etw_le32(ip);
+                            ip += 4;
+                        }
+                        if (n < XP_LEN_FULL_MIN) {
+                            why = XP_CORRUPT;
+                            goto out;
+                        }
+                        n -= XP_LEN_FULL_MIN;
                     }
-                    n -= XP_LEN_FULL_MIN;
-                    n += XP_LEN_BYTE;
+                    len = n + XP_LEN_BYTE + XP_LEN_HALF;
+                    break;
                 }
-                len = n + XP_LEN_HALF;
+                }
             }
             len += XP_MIN_MATCH;
-            if (off > (size_t)(op - out)) { /* refers before the output start */
+            if (XP_UNLIKELY(off > (size_t)(op - out))) { /* refers before the output start */
                 why = XP_CORRUPT;
                 goto out;
             }
-            if ((size_t)(out_end - op) >= len + XP_FAST_ROOM) {
+            if (XP_LIKELY((size_t)(out_end - op) >= len + XP_FAST_ROOM)) {
                 xp_match_wide(op, off, (size_t)len);
                 op += (size_t)len;
                 continue;
@@ -371,7 +403,13 @@ static int xp_careful(const uint8_t *in, size_t in_len, uint8_t *out, size_t out
         unsigned run = pos - s->cur;
         size_t mb, off, room;
         uint64_t len;
-        if (run) {
+        if (run && in_len - s->ip >= XP_LIT_COPY && out_cap - s->op >= XP_LIT_COPY) {
+            /* the whole run is in the input and fits: wide copies */
+            xp_copy16(out + s->op, in + s->ip);
+            if (run > 16) xp_copy16(out + s->op + 16, in + s->ip + 16);
+            s->ip += run;
+            s->op += run;
+        } else if (run) {
             size_t n = run;
             size_t in_left = in_len - s->ip;
             size_t out_left = out_cap - s->op;
@@ -405,6 +443,11 @@ static int xp_careful(const uint8_t *in, size_t in_len, uint8_t *out, size_t out
         len += XP_MIN_MATCH;
         if (off > s->op) return ETW_E_DECOMPRESS; /* refers before the output start */
         room = out_cap - s->op;
+        if (room >= len + XP_FAST_ROOM) {
+            xp_match_wide(out + s->op, off, (size_t)len);
+            s->op += (size_t)len;
+            continue;
+        }
         if (len > room) {
             xp_copy_match(out + s->op, off, room);
             s->op = out_cap;
