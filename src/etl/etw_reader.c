@@ -618,9 +618,11 @@ static void load_report(etw_reader *r, const etw_buffer_load *L) {
 }
 
 /* The reader is done with buffer bi's bytes in the input (read in place
- * or decompressed): a mapped file may give its pages back. */
+ * or decompressed): a mapped file may give its pages back. Buffers supplied
+ * through hooks are their owner's to report (etw_reader_buffers_done): its
+ * batches may still point into them. */
 static void buffer_done(const etw_reader *r, uint32_t bi) {
-    if (r->file) etw_file_done(r->file, r->bufs[bi].offset, r->bufs[bi].disk_size);
+    if (r->file && !r->hooked) etw_file_done(r->file, r->bufs[bi].offset, r->bufs[bi].disk_size);
 }
 
 /* Make buffer bi the stream's current buffer. ETW_OK, or ETW_E_NOMEM /
@@ -1382,4 +1384,29 @@ int etw_reader_last_stream(const etw_reader *r) { return r->pending; }
  * buffer of a mapped file or of memory): nothing worth doing ahead. */
 int etw_reader_buffer_in_place(const etw_reader *r, uint32_t bi) {
     return bi < r->nbufs && r->base && !(r->bufs[bi].flags & ETW_BUFFER_FLAG_COMPRESSED);
+}
+
+/* Buffers the pipeline's batches no longer point into, sorted by index
+ * (file order): a mapped file may give their pages back. Neighbours less
+ * than this apart go in one call (the gap is some other stream's buffer,
+ * whose pages a fault may bring back): each release costs the processors
+ * running the reader's threads a TLB flush. */
+#define DONE_MERGE_GAP (256u * 1024u)
+
+void etw_reader_buffers_done(const etw_reader *r, const uint32_t *bis, uint32_t n) {
+    if (!r->file) return;
+    for (uint32_t i = 0; i < n;) {
+        if (bis[i] >= r->nbufs) {
+            i++;
+            continue;
+        }
+        uint64_t lo = r->bufs[bis[i]].offset, hi = lo + r->bufs[bis[i]].disk_size;
+        uint32_t j = i + 1;
+        for (; j < n && bis[j] < r->nbufs && r->bufs[bis[j]].offset <= hi + DONE_MERGE_GAP; j++) {
+            uint64_t e = r->bufs[bis[j]].offset + r->bufs[bis[j]].disk_size;
+            if (e > hi) hi = e;
+        }
+        etw_file_done(r->file, lo, hi - lo);
+        i = j;
+    }
 }

@@ -93,4 +93,11 @@ int etw_reader_last_stream(const etw_reader *r);
  * to another thread. */
 int etw_reader_buffer_in_place(const etw_reader *r, uint32_t bi);
 
+/* With hooks the reader does not say when a buffer's bytes are done with
+ * (the owner's batches may still point into them): the owner says it for
+ * the n buffers bis (indices, sorted), so that a mapped file gives their
+ * pages back, near neighbours in one call. Safe alongside loads on other
+ * threads. */
+void etw_reader_buffers_done(const etw_reader *r, const uint32_t *bis, uint32_t n);
+
 #endif

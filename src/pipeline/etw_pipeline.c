@@ -6,6 +6,7 @@
 
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #if defined(__unix__) || defined(__APPLE__)
 #include <unistd.h>
@@ -31,6 +32,10 @@
  * BATCHES_PER_THREAD per thread. When they run out, the batches that wait
  * for their lookahead copy their events (batch_detach). */
 #define REF_SLOTS 8u
+/* Freed buffers are told to the reader (a mapped file gives their pages
+ * back) this many at a time, near ones in one call: each release costs the
+ * other processors a TLB flush while threads run. */
+#define DONE_BATCH 16u
 
 /* A slot's life: FREE -> (QUEUED -> LOADING ->) READY -> HELD by its
  * stream -> DONE when the stream moves on -> FREE when no unwritten batch
@@ -157,6 +162,8 @@ struct etw_pipeline {
     slot *free_slots;
     slot *load_head, *load_tail;
     slot **held;        /* per stream */
+    uint32_t done[DONE_BATCH]; /* buffers freed, not yet told to the reader */
+    uint32_t ndone;
     uint32_t nstreams;
     uint32_t window, in_window;
 
@@ -465,7 +472,21 @@ static slot *take_free(etw_pipeline *p) {
     return s;
 }
 
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Tell the reader which buffers are done with (calling thread). */
+static void flush_done(etw_pipeline *p) {
+    qsort(p->done, p->ndone, sizeof p->done[0], cmp_u32);
+    etw_reader_buffers_done(p->r, p->done, p->ndone);
+    p->ndone = 0;
+}
+
 static void slot_free(etw_pipeline *p, slot *s) {
+    p->done[p->ndone++] = s->L.buf;
+    if (p->ndone == DONE_BATCH) flush_done(p);
     s->state = S_FREE;
     s->next = p->free_slots;
     p->free_slots = s;
@@ -917,6 +938,7 @@ etw_status etw_pipeline_run(etw_pipeline *p) {
     }
     etw_decoder_finish(w0->dec);
     etw_reader_detach(p->r);
+    flush_done(p);
     if (s == ETW_OK) s = p->fail;
     return s;
 }
