@@ -102,6 +102,7 @@ typedef struct batch {
     char *out;
     size_t olen, ocap;
     uint32_t *ends;     /* end of each event's output, or NOT_SELECTED */
+    uint8_t *kinds;     /* each event's etw_learn_kind (the merge asks it once) */
     diag_rec *diags;
     size_t ndiags, dcap;
     char *dtext;
@@ -318,7 +319,7 @@ static void process_batch(worker *w, batch *b) {
             if (e->pos < b->first) learn_muted(w, &e->ev, 0);
             w->order_done = e;
         }
-        if (etw_decoder_learn_kind(w->dec, ev) == ETW_LEARN_IN_ORDER) etw_decoder_learn(w->dec, ev);
+        if (b->kinds[i] == ETW_LEARN_IN_ORDER) etw_decoder_learn(w->dec, ev);
         if (p->opt.select && !p->opt.select(p->opt.ctx, w->state, w->dec, ev)) {
             b->ends[i] = NOT_SELECTED;
             continue;
@@ -643,9 +644,11 @@ static batch *get_batch(etw_pipeline *p) {
         b->cap = ETW_PIPELINE_BATCH;
         b->evs = etw_calloc(&p->alloc, b->cap, sizeof *b->evs);
         b->ends = etw_calloc(&p->alloc, b->cap, sizeof *b->ends);
+        b->kinds = etw_calloc(&p->alloc, b->cap, sizeof *b->kinds);
         b->slots = etw_calloc(&p->alloc, p->nslots, sizeof *b->slots);
-        if (!b->evs || !b->ends || !b->slots) {
+        if (!b->evs || !b->ends || !b->kinds || !b->slots) {
             etw_free(&p->alloc, b->evs);
+            etw_free(&p->alloc, b->kinds);
             etw_free(&p->alloc, b->slots);
             etw_free(&p->alloc, b->ends);
             etw_free(&p->alloc, b);
@@ -677,6 +680,7 @@ static void free_batch(etw_pipeline *p, batch *b) {
     etw_free(&p->alloc, b->evs);
     etw_free(&p->alloc, b->slots);
     etw_free(&p->alloc, b->ends);
+    etw_free(&p->alloc, b->kinds);
     etw_free(&p->alloc, b->bytes);
     etw_free(&p->alloc, b->out);
     etw_free(&p->alloc, b->diags);
@@ -893,7 +897,9 @@ etw_status etw_pipeline_run(etw_pipeline *p) {
             break;
         }
         if (p->opt.on_read && p->opt.on_read(p->opt.ctx, p->stats.events_read + 1, ev)) break;
-        etw_learn_kind kind = etw_decoder_learn_kind(p->workers[0].dec, ev);
+        /* the kind depends on the event and the decoders' options only: the
+         * same on every decoder */
+        etw_learn_kind learns = etw_decoder_learn_kind(p->workers[0].dec, ev), kind = learns;
         if (kind == ETW_LEARN_AHEAD && p->prescanned) kind = ETW_LEARN_NONE;
         /* one decoder learns the in-order events as it renders them */
         if (kind == ETW_LEARN_IN_ORDER && !p->threaded) kind = ETW_LEARN_NONE;
@@ -910,6 +916,7 @@ etw_status etw_pipeline_run(etw_pipeline *p) {
         /* the event as the reader gave it: its bytes stay in the slot of its
          * stream's buffer, which the batch keeps (no copy) */
         cur->evs[cur->n] = *ev;
+        cur->kinds[cur->n] = (uint8_t)learns;
         if (need) {
             int si = etw_reader_last_stream(p->r);
             if (si >= 0 && p->held[si]) batch_ref(cur, p->held[si]);
