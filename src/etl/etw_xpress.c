@@ -15,11 +15,12 @@
  * Speed: a flag word's bits are put in item order, so a count of trailing
  * zeros finds the next match and gives the literal run before it (no shift
  * chain from item to item). Away from the ends - a whole word's worth of
- * input left (XP_WORD_IN) and XP_FAST_ROOM bytes of output room before each
- * item - a word is decoded without input checks, the length form picked by
- * one multi-way branch rather than a chain of dependent ones (with hints
- * that keep the common path straight): a literal run (at most 32)
- * is one or two unconditional 16-byte copies, a match is copied in 16-byte
+ * input (XP_WORD_IN) and of output room (XP_WORD_OUT) left - a word is
+ * decoded without input or output checks (only a match with a byte length,
+ * which has no small bound, checks the room after it), the length form
+ * picked by one multi-way branch rather than a chain of dependent ones
+ * (with hints that keep the common path straight): a literal run (at most
+ * 32) is one or two unconditional 16-byte copies, a match is copied in 16-byte
  * steps (offset >= 16), 8-byte steps (8..15) or, below 8, its first 8 bytes
  * gathered from the period and then 8-byte steps from the nearest multiple
  * of the offset at least 8 back. Each step reads only bytes already final,
@@ -75,6 +76,14 @@
 /* Output room kept free past every item on the fast way: the next literal
  * copy (XP_LIT_COPY) and a wide match copy's overrun both fit in it. */
 #define XP_FAST_ROOM 32u
+/* Longest match whose length needs no byte: a half byte of 14 (MS-XCA
+ * 2.4.4: 3 + 7 + 14). */
+#define XP_SHORT_MAX (XP_MIN_MATCH + XP_LEN_HALF + XP_LEN_BYTE - 1u)
+/* Output room before a flag word that lets its items skip the output
+ * checks: 32 items of at most XP_SHORT_MAX bytes and XP_FAST_ROOM of copy
+ * overrun; a match with a byte length checks for itself (leaving this much
+ * room after it). */
+#define XP_WORD_OUT (XP_FLAG_BITS * XP_SHORT_MAX + XP_FAST_ROOM)
 /* A flag word is kept with its bits in item order (bit i = item i, 1 = a
  * match) and this bit set above them, so a count of trailing zeros gives the
  * next match or, at the word's end, XP_FLAG_BITS. */
@@ -264,11 +273,11 @@ typedef struct xp_state {
 enum { XP_AT_WORD, XP_IN_WORD, XP_CORRUPT, XP_FULL };
 
 /* Decodes whole flag words while a whole word fits in the input left
- * (XP_WORD_IN) and the output has XP_FAST_ROOM bytes free: no input checks
- * per item, wide copies. Stops before a flag word (XP_AT_WORD), after a match
- * that came near the output's end and was copied exactly (XP_IN_WORD: s->g
- * holds the rest of the word), at an invalid match (XP_CORRUPT) or with the
- * output full (XP_FULL). */
+ * (XP_WORD_IN) and in the output room (XP_WORD_OUT): no input or output
+ * checks per item, wide copies. Stops before a flag word (XP_AT_WORD), after
+ * a match that came near the output's end and was copied alone (XP_IN_WORD:
+ * s->g holds the rest of the word), at an invalid match (XP_CORRUPT) or with
+ * the output full (XP_FULL). */
 static int xp_fast(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_cap, xp_state *s) {
     const uint8_t *ip, *in_end;
     uint8_t *op, *out_end;
@@ -278,13 +287,13 @@ static int xp_fast(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_ca
     int why = XP_AT_WORD;
 
     /* Not even one word: in or out may be NULL (with a length of 0). */
-    if (in_len - s->ip < XP_WORD_IN || out_cap - s->op < XP_FAST_ROOM) return XP_AT_WORD;
+    if (in_len - s->ip < XP_WORD_IN || out_cap - s->op < XP_WORD_OUT) return XP_AT_WORD;
     ip = in + s->ip;
     in_end = in + in_len;
     op = out + s->op;
     out_end = out + out_cap;
 
-    while ((size_t)(in_end - ip) >= XP_WORD_IN && (size_t)(out_end - op) >= XP_FAST_ROOM) {
+    while ((size_t)(in_end - ip) >= XP_WORD_IN && (size_t)(out_end - op) >= XP_WORD_OUT) {
         g = xp_flags(ip);
         ip += XP_FLAG_BYTES;
         cur = 0;
@@ -350,6 +359,9 @@ static int xp_fast(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_ca
                         n -= XP_LEN_FULL_MIN;
                     }
                     len = n + XP_LEN_BYTE + XP_LEN_HALF;
+                    /* The one form whose length has no small bound: it must
+                     * leave the room of a whole word behind it. */
+                    if (XP_UNLIKELY((size_t)(out_end - op) < len + XP_MIN_MATCH + XP_WORD_OUT)) goto near_end;
                     break;
                 }
                 }
@@ -359,12 +371,23 @@ static int xp_fast(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_ca
                 why = XP_CORRUPT;
                 goto out;
             }
-            if (XP_LIKELY((size_t)(out_end - op) >= len + XP_FAST_ROOM)) {
-                xp_match_wide(op, off, (size_t)len);
-                op += (size_t)len;
-                continue;
+            xp_match_wide(op, off, (size_t)len);
+            op += (size_t)len;
+            continue;
+
+        near_end:
+            len += XP_MIN_MATCH;
+            if (off > (size_t)(op - out)) { /* refers before the output start */
+                why = XP_CORRUPT;
+                goto out;
             }
             room = (size_t)(out_end - op);
+            if (room >= len + XP_FAST_ROOM) {
+                xp_match_wide(op, off, (size_t)len);
+                op += (size_t)len;
+                why = XP_IN_WORD;
+                goto out;
+            }
             /* Near the output's end: this match exactly, then the rest of the
              * word the careful way. */
             if (len > room) {
