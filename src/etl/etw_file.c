@@ -91,7 +91,7 @@ void etw_file_restart(etw_file *f) { (void)f; }
  * TLB flush, and a quiet processor's buffers all finish behind the window
  * (90 of net.4.5.2.x64.etl's 360 buffers). */
 #define LATE_BATCH 8u
-#define LATE_SPAN (8u * 1024u * 1024u)
+#define LATE_SPAN (4u * 1024u * 1024u)
 
 struct etw_file {
     int fd;
@@ -197,8 +197,8 @@ static void release(etw_file *f, uint64_t lo, uint64_t hi) {
 }
 
 /* Add [a, b) to the ranges finished behind the window; give them back
- * when there are LATE_BATCH of them or they span LATE_SPAN. An empty range
- * gives back what is gathered now. */
+ * (with FAULT_SPAN on each side) when there are LATE_BATCH of them or they
+ * span LATE_SPAN. An empty range gives back what is gathered now. */
 static void late_add(etw_file *f, uint64_t a, uint64_t b) {
     while (atomic_flag_test_and_set(&f->late_lock)) {
     }
@@ -215,7 +215,13 @@ static void late_add(etw_file *f, uint64_t a, uint64_t b) {
     uint64_t lo = f->late_lo, hi = f->late_hi;
     if (now) f->late_count = 0;
     atomic_flag_clear(&f->late_lock);
-    if (now) release(f, lo, hi);
+    if (now) {
+        /* with what their faults may have mapped around them, below the window */
+        uint64_t below = atomic_load(&f->rel_lo);
+        lo = lo > FAULT_SPAN ? lo - FAULT_SPAN : 0;
+        hi = hi + FAULT_SPAN < below ? hi + FAULT_SPAN : below;
+        release(f, lo, hi);
+    }
 }
 
 void etw_file_done(etw_file *f, uint64_t off, uint64_t len) {
@@ -224,11 +230,7 @@ void etw_file_done(etw_file *f, uint64_t off, uint64_t len) {
     uint64_t lo = atomic_load(&f->rel_lo);
     /* A range the window passed while it was read: its pages came back,
      * with some of its neighbours'. */
-    if (off < lo) {
-        uint64_t a = off > FAULT_SPAN ? off - FAULT_SPAN : 0;
-        uint64_t b = end + FAULT_SPAN < lo ? end + FAULT_SPAN : lo;
-        late_add(f, a, b);
-    }
+    if (off < lo) late_add(f, off, end < lo ? end : lo);
     uint64_t hi = atomic_load(&f->rel_hi);
     while (end > hi && !atomic_compare_exchange_weak(&f->rel_hi, &hi, end)) {
     }
