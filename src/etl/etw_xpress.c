@@ -21,16 +21,18 @@
  * picked by one multi-way branch rather than a chain of dependent ones
  * (with hints that keep the common path straight): a literal run (at most
  * 32) is one or two unconditional 16-byte copies, a match is copied in 16-byte
- * steps (offset >= 16), 8-byte steps (8..15) or, below 8, its first 8 bytes
- * gathered from the period and then 8-byte steps from the nearest multiple
- * of the offset at least 8 back. Each step reads only bytes already final,
- * so an overlapping match gives exactly the byte-by-byte result of MS-XCA
- * 2.4.4; the steps may run up to 31 bytes past the item's end - bytes the
- * next items overwrite. Near the ends every item checks the input and the
- * output left, still copies wide while XP_LIT_COPY input / XP_FAST_ROOM
- * output room remain, and copies exactly after that (a memset for offset 1,
- * a byte loop for other overlaps). Nothing is written past out_cap; bytes
- * past *out_len may have been written.
+ * steps (offset >= 16), 8-byte steps (8..15) or, below 8, one 8-byte copy
+ * when it is no longer than its offset, else its first 8 bytes gathered from
+ * the period and then 8-byte steps from the nearest multiple of the offset
+ * at least 8 back. Every byte a match writes below its length is copied
+ * from a byte already final, so an overlapping match gives exactly the
+ * byte-by-byte result of MS-XCA 2.4.4; the steps may run up to 31 bytes
+ * past the item's end - bytes the next items overwrite. Near the ends every
+ * item checks the input and the output left, still copies wide while
+ * XP_LIT_COPY input / XP_FAST_ROOM output room remain, and copies exactly
+ * after that (a memset for offset 1, a byte loop for other overlaps).
+ * Nothing is written past out_cap; bytes past *out_len may have been
+ * written.
  */
 #include "etl/etw_xpress.h"
 
@@ -245,6 +247,12 @@ static inline void xp_match_wide(uint8_t *d, size_t off, size_t len) {
                 k += 8;
             } while (k < len);
         }
+    } else if (XP_LIKELY(off >= len)) {
+        /* Source and target overlap, but every byte below len comes from
+         * before d: a copy through a register. */
+        uint8_t t[8];
+        memcpy(t, src, 8);
+        memcpy(d, t, 8);
     } else {
         const uint8_t *pat = xp_pat[off];
         size_t k;
