@@ -68,9 +68,11 @@
 
 /* A literal run is copied 32 bytes at a time (a run is at most 32 long). */
 #define XP_LIT_COPY 32u
-/* Most input one item can take: a match word, a half byte, a byte, a 16-bit
- * and a 32-bit length (MS-XCA 2.4.4). */
-#define XP_ITEM_MAX_IN (XP_MATCH_BYTES + 1u + 1u + 2u + 4u)
+/* Most input one item takes on the fast way: a match word, a half byte and
+ * a byte (MS-XCA 2.4.4). A 16- or 32-bit length, 2 or 6 bytes more (read
+ * while XP_LIT_COPY are sure to be left), ends the fast way for the rest of
+ * its word unless XP_WORD_IN are still left after it. */
+#define XP_ITEM_MAX_IN (XP_MATCH_BYTES + 1u + 1u)
 /* Input left before a flag word that lets the word and all its 32 items skip
  * the input checks: the word, 32 items of at most XP_ITEM_MAX_IN bytes, and
  * a literal copy of XP_LIT_COPY bytes from where the last one ends. */
@@ -364,6 +366,10 @@ static int xp_fast(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_ca
                             why = XP_CORRUPT;
                             goto out;
                         }
+                        len = n;
+                        /* more than XP_ITEM_MAX_IN taken: the rest of the
+                         * word may not fit */
+                        if ((size_t)(in_end - ip) < XP_WORD_IN) goto near_end;
                         n -= XP_LEN_FULL_MIN;
                     }
                     len = n + XP_LEN_BYTE + XP_LEN_HALF;
