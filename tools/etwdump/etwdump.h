@@ -50,6 +50,7 @@ typedef struct options {
     int schemas;
     int raw;
     int file_order;
+    int no_map;     /* --no-map: etw_reader_options.no_map */
     int quiet;
     int no_progress;
     unsigned long long max_events;

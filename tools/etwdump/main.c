@@ -77,6 +77,7 @@ int main(int argc, char **argv) {
     ro.on_diag = on_diag;
     ro.diag_ctx = &dc;
     ro.file_order = o.file_order;
+    ro.no_map = o.no_map;
     etw_multi *m;
     if (etw_multi_new(&m, &ro) != ETW_OK) {
         fprintf(stderr, "etwdump: out of memory\n");

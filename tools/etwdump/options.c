@@ -43,6 +43,8 @@ static const char usage_text[] =
     "                       the events do not go to a terminal too)\n"
     "  --raw                add \"raw\" (user data in hex) to every event\n"
     "  --file-order         keep the file's record order (no merge by time)\n"
+    "  --no-map             read files with pread instead of mapping them (for a\n"
+    "                       file that may be cut shorter while it is read)\n"
     "  -n, --max-events N   stop after N (selected) events (0: no limit)\n"
     "  -j, --jobs N         decode on N threads (default: the processors\n"
     "                       available); the output is the same for every N\n"
@@ -169,6 +171,8 @@ int parse_args(int argc, char **argv, options *o) {
             o->raw = 1;
         } else if (!strcmp(a, "--file-order")) {
             o->file_order = 1;
+        } else if (!strcmp(a, "--no-map")) {
+            o->no_map = 1;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             o->quiet = 1;
         } else if (!strcmp(a, "--format")) {
