@@ -89,9 +89,14 @@ void etw_file_restart(etw_file *f) { (void)f; }
 /* Ranges finished behind the window are gathered, up to this many or this
  * span, and given back by one call: each madvise costs a system call and a
  * TLB flush, and a quiet processor's buffers all finish behind the window
- * (90 of net.4.5.2.x64.etl's 360 buffers). */
+ * (90 of net.4.5.2.x64.etl's 360 buffers). The span is small because the
+ * gathered ranges stay resident until then, with the page cache's large
+ * folios (up to 2 MiB) that their faults mapped whole: when a pass of the
+ * merge sweeps the file behind the window (a trace of repeated buffers),
+ * every range is late, and 4 MiB kept 8 MiB resident; 1 MiB costs one call
+ * per MiB swept. */
 #define LATE_BATCH 8u
-#define LATE_SPAN (4u * 1024u * 1024u)
+#define LATE_SPAN (1024u * 1024u)
 
 struct etw_file {
     int fd;
