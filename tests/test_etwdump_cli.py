@@ -503,16 +503,17 @@ check(p.returncode == 130 and text.endswith("\n") and 0 < text.count("\n") < 179
       "Ctrl-C: exit 130, output ends with a whole line (rc %s, %d lines)" % (p.returncode, text.count("\n")))
 check(all(json.loads(x) for x in text.splitlines()), "Ctrl-C: every line written is complete JSON")
 
-# === --no-map: pread instead of the mapping, the same bytes out ===================
+# === --map / --no-map: the mapping instead of pread (the default), the same bytes out
 for trace in (NET, data("ShutdownPerfDiagLogger.etl"), PS):
     for j in ("1", "2"):
         rc1, out1, _ = run("-j", j, trace)
-        rc2, out2, _ = run("-j", j, "--no-map", trace)
-        check(rc1 == rc2 and out1 == out2 and out1.count("\n") > 100,
-              "--no-map -j %s gives the same output for %s" % (j, os.path.basename(trace)))
-rc1, out1, _ = run("--stats", "--no-map", NET)
+        rc2, out2, _ = run("-j", j, "--map", trace)
+        rc3, out3, _ = run("-j", j, "--map", "--no-map", trace)
+        check(rc1 == rc2 == rc3 and out1 == out2 == out3 and out1.count("\n") > 100,
+              "--map / --no-map -j %s give the same output for %s" % (j, os.path.basename(trace)))
+rc1, out1, _ = run("--stats", "--map", NET)
 rc2, out2, _ = run("--stats", NET)
-check(rc1 == rc2 and out1 == out2, "--no-map --stats gives the same summary")
+check(rc1 == rc2 and out1 == out2, "--map --stats gives the same summary")
 
 # === --help, README and the man page list every option =============================
 rc, out, err = run("--help")

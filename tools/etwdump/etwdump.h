@@ -50,7 +50,7 @@ typedef struct options {
     int schemas;
     int raw;
     int file_order;
-    int no_map;     /* --no-map: etw_reader_options.no_map */
+    int no_map;     /* etw_reader_options.no_map: 1 unless --map */
     int quiet;
     int no_progress;
     unsigned long long max_events;
