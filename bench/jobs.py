@@ -9,7 +9,8 @@ the machine's load hits both sides alike. Prints best and median wall and
 CPU (user+sys of the child, getrusage) in ms, and the ratio of the median
 walls. Two threads can only be faster in wall time when two cores are free:
 the load average is printed. With --rss, also the peak RSS of -j N on a
-~600 MB trace (the kernel trace's buffers 200 times).
+~600 MB trace (the kernel trace's buffers 200 times), -j 1, -j N and -j N --map,
+measured by /usr/bin/time.
 
 usage: bench/jobs.py [--rss] [ETWDUMP] [RUNS] [N]
   defaults: build/etwdump 9 2
@@ -84,20 +85,23 @@ def main():
     finally:
         os.remove(k10)
     if want_rss:
+        print()
         big = "/tmp/etwdecode-bench-jobs-600mb.etl"
         repeated(os.path.join(data, "ShutdownPerfDiagLogger.etl"), big, 200)
         try:
             size = os.path.getsize(big)
-            pid = os.fork()
-            if pid == 0:
-                fd = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(fd, 1)
-                os.dup2(fd, 2)
-                os.execv(etwdump, [etwdump, "-j", jobs, big])
-            _, status, ru = os.wait4(pid, 0)
-            print()
-            print("peak RSS of etwdump -j %s on a %.0f MB trace: %.1f MB (exit %d)" % (
-                jobs, size / 1e6, ru.ru_maxrss / 1024.0, os.waitstatus_to_exitcode(status)))
+            # ru_maxrss of a child forked from this script would count the
+            # script's own pages (the peak before exec): time(1) forks from a
+            # small process.
+            if not os.path.exists("/usr/bin/time"):
+                print("\npeak RSS: needs /usr/bin/time (Debian package time)")
+                return
+            for extra in (["-j", "1"], ["-j", jobs], ["-j", jobs, "--map"]):
+                p = subprocess.run(["/usr/bin/time", "-f", "%M", etwdump, *extra, big],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                kb = int(p.stderr.decode().strip().splitlines()[-1])
+                print("peak RSS of etwdump %-12s on a %.0f MB trace: %5.1f MB (exit %d)" % (
+                    " ".join(extra), size / 1e6, kb / 1024.0, p.returncode))
         finally:
             os.remove(big)
 
