@@ -792,7 +792,6 @@ static inline int buffer_next(const etw_reader *r, uint32_t bi, const uint8_t *d
         p += adv;
         if (bi == 0 && at == ETW_BUFFER_HEADER_SIZE) continue; /* the log-file header */
         if (ev->form == ETW_FORM_MESSAGE && ev->raw_timestamp == 0) ev->raw_timestamp = *last_raw;
-        *last_raw = ev->raw_timestamp;
         ev->cpu = b->cpu;
         if (b->flags & ETW_BUFFER_FLAG_PROC_INDEX) ev->flags |= ETW_EVENT_FLAG_PROCESSOR_INDEX;
         ev->buffer_file_offset = b->offset;
@@ -803,6 +802,11 @@ static inline int buffer_next(const etw_reader *r, uint32_t bi, const uint8_t *d
             record_bad_time(b, at, ev->raw_timestamp, stats, on_diag, diag_ctx);
             continue;
         }
+        /* Only a record that is kept lends its time to the untimed message
+         * records after it: a skipped one would make them skipped too, and
+         * in file order (one stream) not in the merge (found by fuzz_reader:
+         * the two orders counted different events). */
+        *last_raw = ev->raw_timestamp;
         *pos = p;
         return 1;
     }
