@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "etwdecode/etw_types.h"
+
 static inline uint16_t etw_le16(const uint8_t *p) {
     return (uint16_t)(p[0] | (p[1] << 8));
 }
@@ -23,6 +25,16 @@ static inline uint64_t etw_le64(const uint8_t *p) {
 }
 static inline uint16_t etw_be16(const uint8_t *p) {
     return (uint16_t)((p[0] << 8) | p[1]);
+}
+/* A GUID as stored (Data1..3 little-endian, Data4 as bytes): 16 bytes at p.
+ * Inline for the record parser's hot path; etw_guid_read is the same. */
+static inline etw_guid etw_guid_at(const uint8_t *p) {
+    etw_guid g;
+    g.data1 = etw_le32(p);
+    g.data2 = etw_le16(p + 4);
+    g.data3 = etw_le16(p + 6);
+    memcpy(g.data4, p + 8, 8);
+    return g;
 }
 
 /* A read cursor over [p, p+len). Reads past the end fail and set `bad`;

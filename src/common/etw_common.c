@@ -26,14 +26,7 @@ const char *etw_strerror(etw_status s) {
     return "unknown status";
 }
 
-etw_guid etw_guid_read(const uint8_t b[16]) {
-    etw_guid g;
-    g.data1 = etw_le32(b);
-    g.data2 = etw_le16(b + 4);
-    g.data3 = etw_le16(b + 6);
-    memcpy(g.data4, b + 8, 8);
-    return g;
-}
+etw_guid etw_guid_read(const uint8_t b[16]) { return etw_guid_at(b); }
 
 void etw_guid_format(const etw_guid *g, char out[ETW_GUID_STRING_SIZE]) {
     static const char hex[] = "0123456789abcdef";

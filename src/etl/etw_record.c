@@ -95,16 +95,6 @@ static inline void event_clear(etw_event *ev) {
     ev->is_logfile_header = 0;
 }
 
-/* GUID as stored (Data1..3 little-endian); here so that it inlines. */
-static inline etw_guid guid_at(const uint8_t *b) {
-    etw_guid g;
-    g.data1 = etw_le32(b);
-    g.data2 = etw_le16(b + 4);
-    g.data3 = etw_le16(b + 6);
-    memcpy(g.data4, b + 8, 8);
-    return g;
-}
-
 /* Walk the extended items at p[0..limit): set ext_* and return the bytes
  * they take, or 0 with *msg on damage. */
 static uint32_t parse_ext_items(const uint8_t *p, uint32_t limit, etw_event *ev,
@@ -150,7 +140,7 @@ static etw_status parse_event_header(const uint8_t *p, uint32_t size, uint8_t ht
     ev->tid = etw_le32(p + 0x08);
     ev->pid = etw_le32(p + 0x0C);
     ev->raw_timestamp = (int64_t)etw_le64(p + 0x10);
-    ev->provider = guid_at(p + 0x18);
+    ev->provider = etw_guid_at(p + 0x18);
     ev->id = etw_le16(p + 0x28);
     ev->version = p[0x2A];
     ev->channel = p[0x2B];
@@ -164,7 +154,7 @@ static etw_status parse_event_header(const uint8_t *p, uint32_t size, uint8_t ht
         ev->kernel_time = etw_le32(p + 0x38);
         ev->user_time = etw_le32(p + 0x3C);
     }
-    ev->activity_id = guid_at(p + 0x40);
+    ev->activity_id = etw_guid_at(p + 0x40);
     ev->has_activity_id = 1;
     if (ht == HT_EVENT_HEADER32 || (ev->flags & ETW_EVENT_FLAG_32_BIT_HEADER)) {
         ev->pointer_size = 4;
@@ -254,7 +244,7 @@ static etw_status parse_classic(const uint8_t *p, uint32_t size, uint8_t ht,
     ev->tid = etw_le32(p + 0x08);
     ev->pid = etw_le32(p + 0x0C);
     ev->raw_timestamp = (int64_t)etw_le64(p + 0x10);
-    ev->provider = guid_at(p + 0x18);
+    ev->provider = etw_guid_at(p + 0x18);
     ev->kernel_time = etw_le32(p + 0x28);
     ev->user_time = etw_le32(p + 0x2C);
     ev->flags |= ETW_EVENT_FLAG_CLASSIC_HEADER |
@@ -277,7 +267,7 @@ static etw_status parse_message(const uint8_t *p, uint32_t size,
     if (f & MSG_SEQUENCE) etw_cursor_skip(&c, 4);
     if (f & MSG_GUID) {
         const uint8_t *g = etw_cursor_take(&c, 16);
-        if (g) ev->provider = guid_at(g);
+        if (g) ev->provider = etw_guid_at(g);
     } else if (f & MSG_COMPONENTID) {
         etw_cursor_skip(&c, 4);
     }
