@@ -87,12 +87,17 @@ typedef struct etw_pipeline_options {
     /* Each thread's decoder is made with these options (on_diag is called
      * on the calling thread); setup (may be NULL) is then called once per
      * decoder, e.g. to add manifests; its problems are reported for the
-     * first decoder only. */
+     * first decoder only. Each decoder is made, and setup and worker_new
+     * called for it, on the thread that will use it (its memory then comes
+     * from that thread's allocator arena and stays in that processor's
+     * cache), one decoder at a time: the calling thread's first, then each
+     * worker's before etw_pipeline_new returns. */
     etw_decoder_options decoder;
     etw_status (*setup)(void *ctx, etw_decoder *d);
     /* Per-worker state (a filter, a renderer...): worker_new makes one per
-     * decoder (on the calling thread; NULL means out of memory), worker_free
-     * frees it. Both may be NULL. */
+     * decoder (on that decoder's thread, see above; NULL means out of
+     * memory), worker_free frees it (on the calling thread). Both may be
+     * NULL. */
     void *(*worker_new)(void *ctx, etw_decoder *d);
     void (*worker_free)(void *ctx, void *state);
     /* Which events are output; NULL: all. Called on any of the threads with

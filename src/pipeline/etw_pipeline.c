@@ -40,6 +40,12 @@
  * other processors a TLB flush while threads run. */
 #define DONE_BATCH 16u
 
+/* Rendered output buffers each thread keeps for its next batches, at most.
+ * A thread renders into a buffer it wrote before: one the other thread
+ * wrote is in that processor's cache, and every store to it would first
+ * fetch the line from there. */
+#define OUT_POOL 8u
+
 /* A slot's life: FREE -> (QUEUED -> LOADING ->) READY -> HELD by its
  * stream -> DONE when the stream moves on -> FREE when no unwritten batch
  * points into it. */
@@ -102,8 +108,9 @@ typedef struct batch {
     uint8_t *bytes;     /* the events' bytes when copied (batch_detach) */
     size_t blen;        /* bytes of the events (payload, extended data) */
     log_entry *ahead_last, *order_last; /* the logs as they were when published */
-    char *out;
+    char *out;          /* from the pool of the thread that renders it */
     size_t olen, ocap;
+    unsigned out_owner;
     uint32_t *ends;     /* end of each event's output, or NOT_SELECTED */
     uint8_t *kinds;     /* each event's etw_learn_kind (the merge asks it once) */
     diag_rec *diags;
@@ -126,9 +133,18 @@ typedef struct scan_task {
     struct scan_task *next;
 } scan_task;
 
+typedef struct out_buf {
+    char *data;
+    size_t cap;
+} out_buf;
+
 typedef struct worker {
     etw_pipeline *p;
     unsigned index;
+    int init_done;
+    etw_status init_status;
+    out_buf pool[OUT_POOL]; /* under the mutex with threads */
+    unsigned npool;
     etw_thread th;
     int started;
     etw_decoder *dec;
@@ -280,6 +296,31 @@ static void on_decoder_diag(void *ctx, const etw_diag *d) {
 
 /* --- workers: rendering ---------------------------------------------------- */
 
+/* A batch's events were copied, and their buffers decompressed, by other
+ * threads: ask for them ahead of the event being rendered, the event
+ * structs PREFETCH_EVENTS ahead, their first payload and extended-data
+ * bytes half as far (the struct is in by then). */
+#define PREFETCH_EVENTS 8u
+
+static inline void prefetch_event(const batch *b, uint32_t i) {
+#if defined(__GNUC__) || defined(__clang__)
+    if (i + PREFETCH_EVENTS < b->n) {
+        const char *e = (const char *)&b->evs[i + PREFETCH_EVENTS];
+        for (size_t o = 0; o < sizeof(etw_event); o += 64) __builtin_prefetch(e + o);
+        __builtin_prefetch(e + sizeof(etw_event) - 1);
+    }
+    if (i + PREFETCH_EVENTS / 2 < b->n) {
+        const etw_event *ev = &b->evs[i + PREFETCH_EVENTS / 2];
+        if (ev->user_data_len) __builtin_prefetch(ev->user_data);
+        if (ev->user_data_len > 64) __builtin_prefetch(ev->user_data + 64);
+        if (ev->ext_size) __builtin_prefetch(ev->ext_data);
+    }
+#else
+    (void)b;
+    (void)i;
+#endif
+}
+
 static void learn_muted(worker *w, const etw_event *ev, int report) {
     w->muted = !report;
     etw_decoder_learn(w->dec, ev);
@@ -305,6 +346,35 @@ static etw_status render_event(worker *w, batch *b, const etw_event *ev) {
     return etw_pipeline_emit(&o, line, len);
 }
 
+/* Give b an output buffer from w's pool (under the mutex with threads). */
+static void take_output(worker *w, batch *b) {
+    b->out_owner = w->index;
+    if (w->npool) {
+        out_buf *o = &w->pool[--w->npool];
+        b->out = o->data;
+        b->ocap = o->cap;
+    } else {
+        b->out = NULL;
+        b->ocap = 0;
+    }
+}
+
+/* Put b's output buffer back in the pool of the thread that wrote it
+ * (under the mutex with threads). */
+static void give_output(etw_pipeline *p, batch *b) {
+    if (!b->out) return;
+    worker *w = &p->workers[b->out_owner];
+    if (w->npool < OUT_POOL) {
+        w->pool[w->npool].data = b->out;
+        w->pool[w->npool].cap = b->ocap;
+        w->npool++;
+    } else {
+        etw_free(&p->alloc, b->out);
+    }
+    b->out = NULL;
+    b->ocap = 0;
+}
+
 static void process_batch(worker *w, batch *b) {
     etw_pipeline *p = w->p;
     w->cur = b;
@@ -314,6 +384,7 @@ static void process_batch(worker *w, batch *b) {
         uint64_t q = b->first + i;
         const etw_event *ev = &b->evs[i];
         log_entry *e;
+        prefetch_event(b, i);
         /* merged metadata: learned ETW_PIPELINE_LOOKAHEAD events ahead, the
          * first decoder to learn a record reports its problems */
         while ((e = next_entry(w->ahead_done, &p->ahead.head, b->ahead_last)) && e->pos < q + ETW_PIPELINE_LOOKAHEAD) {
@@ -419,10 +490,20 @@ static scan_task *take_scan(etw_pipeline *p) {
     return t;
 }
 
+static etw_status worker_init(etw_pipeline *p, worker *w, unsigned index);
+
 static ETW_THREAD_RETURN worker_main(void *arg) {
     worker *w = arg;
     etw_pipeline *p = w->p;
+    etw_status is = worker_init(p, w, w->index);
     etw_mutex_lock(&p->mu);
+    w->init_status = is;
+    w->init_done = 1;
+    etw_cond_broadcast(&p->done_cv);
+    if (is != ETW_OK) {
+        etw_mutex_unlock(&p->mu);
+        return 0;
+    }
     for (;;) {
         batch *b;
         scan_task *t;
@@ -437,6 +518,7 @@ static ETW_THREAD_RETURN worker_main(void *arg) {
             s->state = S_READY;
             wake_caller(p);
         } else if ((b = take_render(p))) {
+            take_output(w, b);
             etw_mutex_unlock(&p->mu);
             process_batch(w, b);
             etw_mutex_lock(&p->mu);
@@ -675,6 +757,11 @@ static batch *get_batch(etw_pipeline *p) {
 }
 
 static void put_batch(etw_pipeline *p, batch *b) {
+    if (b->out) {
+        if (p->threaded) etw_mutex_lock(&p->mu);
+        give_output(p, b);
+        if (p->threaded) etw_mutex_unlock(&p->mu);
+    }
     batch_unref(p, b);
     etw_free(&p->alloc, b->bytes);
     b->bytes = NULL;
@@ -744,6 +831,7 @@ static void publish(etw_pipeline *p, uint64_t pos, int all) {
         b->order_last = p->order.tail;
         b->published = 1;
         if (!p->threaded) {
+            take_output(&p->workers[0], b);
             process_batch(&p->workers[0], b);
             tell_cursors(&p->workers[0]);
             b->done = 1;
@@ -812,6 +900,7 @@ static void drain(etw_pipeline *p, unsigned keep) {
                 }
                 batch *h = take_render(p);
                 if (h) {
+                    take_output(w0, h);
                     etw_mutex_unlock(&p->mu);
                     process_batch(w0, h);
                     etw_mutex_lock(&p->mu);
@@ -1088,7 +1177,7 @@ etw_status etw_pipeline_new(etw_pipeline **out, etw_reader *r, const etw_pipelin
         p->slots[i].next = p->free_slots;
         p->free_slots = &p->slots[i];
     }
-    for (unsigned i = 0; s == ETW_OK && i < p->nworkers; i++) s = worker_init(p, &p->workers[i], i);
+    if (s == ETW_OK) s = worker_init(p, &p->workers[0], 0);
     if (s == ETW_OK && p->threaded) {
         if (etw_mutex_init(&p->mu)) {
             s = ETW_E_NOMEM;
@@ -1103,8 +1192,16 @@ etw_status etw_pipeline_new(etw_pipeline **out, etw_reader *r, const etw_pipelin
             p->sync_ok = 1;
         }
         for (unsigned i = 1; s == ETW_OK && i < p->nworkers; i++) {
+            p->workers[i].p = p;
+            p->workers[i].index = i;
             if (etw_thread_start(&p->workers[i].th, worker_main, &p->workers[i])) s = ETW_E_NOMEM;
             else p->workers[i].started = 1;
+            if (s == ETW_OK) {
+                etw_mutex_lock(&p->mu);
+                while (!p->workers[i].init_done) etw_cond_wait(&p->done_cv, &p->mu);
+                s = p->workers[i].init_status;
+                etw_mutex_unlock(&p->mu);
+            }
         }
     }
     if (s != ETW_OK) {
@@ -1155,6 +1252,7 @@ void etw_pipeline_free(etw_pipeline *p) {
             if (w->state && p->opt.worker_free) p->opt.worker_free(p->opt.ctx, w->state);
             etw_json_free(w->json);
             etw_decoder_free(w->dec);
+            for (unsigned k = 0; k < w->npool; k++) etw_free(&a, w->pool[k].data);
         }
     }
     if (p->sync_ok) {
