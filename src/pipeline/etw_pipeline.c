@@ -956,13 +956,14 @@ static etw_status log_event(etw_pipeline *p, const etw_event *ev, uint64_t pos, 
     e->next = NULL;
     e->pos = pos;
     atomic_init(&e->reported, 0);
-    if (p->threaded) etw_mutex_lock(&p->mu);
+    /* No lock: a worker reads an entry, and the link to it, only through a
+     * batch published (under the mutex) after both were written; the head
+     * is set here once, before any batch points at the entry. */
     e->seq = L->seq++;
     c->last_seq = e->seq;
     if (L->tail) L->tail->next = e;
     else L->head = e;
     L->tail = e;
-    if (p->threaded) etw_mutex_unlock(&p->mu);
     return ETW_OK;
 }
 
