@@ -296,31 +296,6 @@ static void on_decoder_diag(void *ctx, const etw_diag *d) {
 
 /* --- workers: rendering ---------------------------------------------------- */
 
-/* A batch's events were copied, and their buffers decompressed, by other
- * threads: ask for them ahead of the event being rendered, the event
- * structs PREFETCH_EVENTS ahead, their first payload and extended-data
- * bytes half as far (the struct is in by then). */
-#define PREFETCH_EVENTS 8u
-
-static inline void prefetch_event(const batch *b, uint32_t i) {
-#if defined(__GNUC__) || defined(__clang__)
-    if (i + PREFETCH_EVENTS < b->n) {
-        const char *e = (const char *)&b->evs[i + PREFETCH_EVENTS];
-        for (size_t o = 0; o < sizeof(etw_event); o += 64) __builtin_prefetch(e + o);
-        __builtin_prefetch(e + sizeof(etw_event) - 1);
-    }
-    if (i + PREFETCH_EVENTS / 2 < b->n) {
-        const etw_event *ev = &b->evs[i + PREFETCH_EVENTS / 2];
-        if (ev->user_data_len) __builtin_prefetch(ev->user_data);
-        if (ev->user_data_len > 64) __builtin_prefetch(ev->user_data + 64);
-        if (ev->ext_size) __builtin_prefetch(ev->ext_data);
-    }
-#else
-    (void)b;
-    (void)i;
-#endif
-}
-
 static void learn_muted(worker *w, const etw_event *ev, int report) {
     w->muted = !report;
     etw_decoder_learn(w->dec, ev);
@@ -384,7 +359,6 @@ static void process_batch(worker *w, batch *b) {
         uint64_t q = b->first + i;
         const etw_event *ev = &b->evs[i];
         log_entry *e;
-        prefetch_event(b, i);
         /* merged metadata: learned ETW_PIPELINE_LOOKAHEAD events ahead, the
          * first decoder to learn a record reports its problems */
         while ((e = next_entry(w->ahead_done, &p->ahead.head, b->ahead_last)) && e->pos < q + ETW_PIPELINE_LOOKAHEAD) {
