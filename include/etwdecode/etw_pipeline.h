@@ -154,11 +154,12 @@ typedef int (*etw_pipeline_scan_fn)(void *ctx, void *state, const etw_event *ev)
 etw_status etw_pipeline_scan(etw_pipeline *p, etw_pipeline_scan_fn fn, etw_reader_stats *stats);
 
 /* Learn the merged metadata of the whole trace before the run, as
- * etw_decoder_prescan does (a pass over the file on the calling thread that
- * decodes no payload; the reader is rewound). Needed when the reader does
- * not merge by time (etw_reader_options.file_order): a MetaData record then
- * need not come near the first event it describes. Problems the pass meets
- * come again in the run: mute the reader's on_diag around this call. */
+ * etw_decoder_prescan does: a pass over the file that decodes no payload,
+ * its buffers scanned on every thread and their MetaData records learned in
+ * file order; the reader is rewound. Needed when the reader does not merge
+ * by time (etw_reader_options.file_order): a MetaData record then need not
+ * come near the first event it describes. Problems the pass meets come
+ * again in the run: mute the reader's on_diag around this call. */
 etw_status etw_pipeline_prescan(etw_pipeline *p);
 
 const etw_pipeline_stats *etw_pipeline_stats_get(const etw_pipeline *p);

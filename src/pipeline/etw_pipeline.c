@@ -134,6 +134,11 @@ typedef struct scan_task {
     int ndiag;
     etw_diag d[2];
     char msg[2][192];
+    /* The pre-scan: copies of the buffer's MetaData records, each an
+     * etw_event followed by its bytes (LOG_ALIGN-aligned), in record order. */
+    unsigned char *meta;
+    size_t mlen, mcap;
+    int nomem;
     struct scan_task *next;
 } scan_task;
 
@@ -159,6 +164,7 @@ typedef struct worker {
     log_entry *ahead_done, *order_done; /* the last log entries learned */
     uint64_t pub_ahead, pub_order;      /* their seq + 1 (0: none), told after each batch */
     etw_pipeline_scan_fn scan_fn;
+    scan_task *scanning; /* the task process_scan runs */
 } worker;
 
 struct etw_pipeline_out {
@@ -211,6 +217,7 @@ struct etw_pipeline {
 
     etw_buffer_load no_memory; /* given to the reader when no slot can be had */
     int prescanned;     /* the ahead log holds every MetaData record already */
+    int prescanning;    /* the scan collects MetaData records (etw_pipeline_prescan) */
     int stop;
     etw_status fail;
     etw_pipeline_stats stats;
@@ -400,8 +407,28 @@ static void scan_diag(void *ctx, const etw_diag *d) {
     t->ndiag++;
 }
 
+/* The pre-scan's callback: keep a copy of a MetaData record (learned, in
+ * order, on the calling thread): the event, then its extended data and
+ * payload (scan_merge points the copy at them). 1 (stop) when out of
+ * memory. */
+static int collect_metadata(worker *w, const etw_event *ev) {
+    if (etw_decoder_learn_kind(w->dec, ev) != ETW_LEARN_AHEAD) return 0;
+    scan_task *t = w->scanning;
+    size_t need = (sizeof(etw_event) + event_bytes(ev) + LOG_ALIGN - 1) & ~(size_t)(LOG_ALIGN - 1);
+    if (!grow_bytes(&w->p->alloc, (void **)&t->meta, &t->mcap, t->mlen + need, 1)) {
+        t->nomem = 1;
+        return 1;
+    }
+    etw_event copy;
+    copy_event(&copy, ev, t->meta + t->mlen + sizeof(etw_event));
+    memcpy(t->meta + t->mlen, &copy, sizeof copy);
+    t->mlen += need;
+    return 0;
+}
+
 static int scan_each(void *ctx, const etw_event *ev) {
     worker *w = ctx;
+    if (w->p->prescanning) return collect_metadata(w, ev);
     return w->scan_fn ? w->scan_fn(w->p->opt.ctx, w->state, ev) : 0;
 }
 
@@ -411,6 +438,9 @@ static void process_scan(worker *w, scan_task *t) {
     t->st.first_timestamp = INT64_MAX;
     t->st.last_timestamp = INT64_MIN;
     t->ndiag = 0;
+    t->mlen = 0;
+    t->nomem = 0;
+    w->scanning = t;
     etw_reader_load_buffer(p->r, &p->alloc, t->bi, &t->L);
     if (t->L.has_diag) {
         etw_diag d;
@@ -1026,7 +1056,9 @@ etw_status etw_pipeline_run(etw_pipeline *p) {
 
 /* --- scan ----------------------------------------------------------------- */
 
-static void scan_merge(etw_pipeline *p, etw_reader_stats *st, scan_task *t) {
+/* Add up a scanned buffer (in buffer order, on the calling thread); the
+ * pre-scan logs its MetaData records. */
+static etw_status scan_merge(etw_pipeline *p, etw_reader_stats *st, scan_task *t) {
     for (int i = 0; i < t->ndiag; i++)
         if (p->reader_diag) p->reader_diag(p->reader_diag_ctx, &t->d[i]);
     st->events += t->st.events;
@@ -1039,10 +1071,24 @@ static void scan_merge(etw_pipeline *p, etw_reader_stats *st, scan_task *t) {
         if (t->st.first_timestamp < st->first_timestamp) st->first_timestamp = t->st.first_timestamp;
         if (t->st.last_timestamp > st->last_timestamp) st->last_timestamp = t->st.last_timestamp;
     }
+    if (t->nomem) return ETW_E_NOMEM;
+    for (size_t at = 0; at < t->mlen;) {
+        etw_event ev;
+        memcpy(&ev, t->meta + at, sizeof ev);
+        /* its bytes follow it (the storage may have moved since: the
+         * pointers are set again) */
+        const uint8_t *bytes = t->meta + at + sizeof ev;
+        if (ev.ext_size) ev.ext_data = bytes;
+        if (ev.user_data_len) ev.user_data = bytes + ev.ext_size;
+        etw_status s = log_event(p, &ev, 0, ETW_LEARN_AHEAD);
+        if (s != ETW_OK) return s;
+        at += (sizeof ev + event_bytes(&ev) + LOG_ALIGN - 1) & ~(size_t)(LOG_ALIGN - 1);
+    }
+    return ETW_OK;
 }
 
-etw_status etw_pipeline_scan(etw_pipeline *p, etw_pipeline_scan_fn fn, etw_reader_stats *stats) {
-    if (!p || !stats) return ETW_E_INVALID_ARG;
+/* Every buffer in file order, on every thread (fn on each record). */
+static etw_status scan_all(etw_pipeline *p, etw_pipeline_scan_fn fn, etw_reader_stats *stats) {
     etw_status s = etw_reader_rewind(p->r);
     if (s != ETW_OK) return s;
     etw_event ev;
@@ -1055,11 +1101,11 @@ etw_status etw_pipeline_scan(etw_pipeline *p, etw_pipeline_scan_fn fn, etw_reade
     scan_task *tasks = etw_calloc(&p->alloc, ntasks, sizeof *tasks);
     if (!tasks) return ETW_E_NOMEM;
     uint32_t issued = 0, merged = 0;
-    while (merged < nb) {
+    while (merged < nb && s == ETW_OK) {
         if (!p->threaded) {
             tasks[0].bi = merged; /* one task, on this thread */
             process_scan(&p->workers[0], &tasks[0]);
-            scan_merge(p, stats, &tasks[0]);
+            s = scan_merge(p, stats, &tasks[0]);
             merged++;
             continue;
         }
@@ -1088,13 +1134,29 @@ etw_status etw_pipeline_scan(etw_pipeline *p, etw_pipeline_scan_fn fn, etw_reade
         }
         t->state = 0;
         etw_mutex_unlock(&p->mu);
-        scan_merge(p, stats, t);
+        s = scan_merge(p, stats, t);
         merged++;
     }
-    for (unsigned i = 0; i < ntasks; i++) etw_buffer_load_free(&p->alloc, &tasks[i].L);
+    if (p->threaded && merged < issued) {
+        /* stopped early: take back the tasks not started, wait for the rest */
+        etw_mutex_lock(&p->mu);
+        while (p->scan_head) take_scan(p)->state = 0;
+        for (uint32_t i = merged; i < issued; i++)
+            while (tasks[i % ntasks].state == 1) caller_wait(p);
+        etw_mutex_unlock(&p->mu);
+    }
+    for (unsigned i = 0; i < ntasks; i++) {
+        etw_buffer_load_free(&p->alloc, &tasks[i].L);
+        etw_free(&p->alloc, tasks[i].meta);
+    }
     etw_free(&p->alloc, tasks);
     for (unsigned i = 0; i < p->nworkers; i++) p->workers[i].scan_fn = NULL;
-    return ETW_OK;
+    return s;
+}
+
+etw_status etw_pipeline_scan(etw_pipeline *p, etw_pipeline_scan_fn fn, etw_reader_stats *stats) {
+    if (!p || !stats) return ETW_E_INVALID_ARG;
+    return scan_all(p, fn, stats);
 }
 
 /* --- life cycle ------------------------------------------------------------ */
@@ -1195,13 +1257,15 @@ void *etw_pipeline_worker_state(etw_pipeline *p, unsigned i) {
     return p && i < p->nworkers ? p->workers[i].state : NULL;
 }
 
+/* The buffers are scanned on every thread, each keeping copies of its
+ * MetaData records, which the calling thread logs in file order. */
 etw_status etw_pipeline_prescan(etw_pipeline *p) {
     if (!p) return ETW_E_INVALID_ARG;
-    etw_status s = etw_reader_rewind(p->r);
-    etw_event ev;
-    while (s == ETW_OK && (s = etw_reader_next(p->r, &ev)) == ETW_OK)
-        if (etw_decoder_learn_kind(p->workers[0].dec, &ev) == ETW_LEARN_AHEAD) s = log_event(p, &ev, 0, ETW_LEARN_AHEAD);
-    if (s != ETW_END) return s;
+    etw_reader_stats st;
+    p->prescanning = 1;
+    etw_status s = scan_all(p, NULL, &st);
+    p->prescanning = 0;
+    if (s != ETW_OK && s != ETW_END) return s; /* ETW_END: no log-file header, no events */
     p->prescanned = 1;
     return etw_reader_rewind(p->r);
 }
