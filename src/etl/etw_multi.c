@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../common/etw_alloc.h"
+#include "etw_multi_internal.h"
 
 typedef struct multi_file {
     etw_reader *reader;
@@ -162,4 +163,10 @@ etw_status etw_multi_rewind(etw_multi *m) {
     m->pending = 0;
     m->current = 0;
     return ETW_OK;
+}
+
+int etw_multi_file_order(const etw_multi *m) { return m && m->opt.file_order; }
+
+void etw_multi_set_current(etw_multi *m, size_t i) {
+    if (m && i < m->count) m->current = i;
 }
