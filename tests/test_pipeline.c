@@ -2,7 +2,7 @@
  * single-threaded library on the real traces: the same bytes for any number
  * of threads, the merged metadata found in one pass as the pre-scan finds
  * it, the unordered scan counting what the reader counts, selection and
- * max_events. */
+ * max_events, and several files merged as etw_multi merges them. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -295,6 +295,126 @@ static void test_scan_counts(void) {
     }
 }
 
+/* Several files (etw_pipeline_new_multi) against etw_multi_next with a
+ * decoder that pre-scanned every file: net.4.5.2.x64.etl, two more, and net
+ * again under another name, whose events all tie with the first's - merged
+ * by time and concatenated (file_order), with a selection and a render that
+ * both ask each event's file (lxcore_kernel.etl, file 1, is left out). */
+typedef struct multi_run {
+    etw_multi *m;
+    etw_pipeline *p;
+    sink s;
+} multi_run;
+
+static int select_not_file_1(void *ctx, void *state, etw_decoder *d, const etw_event *ev) {
+    multi_run *mr = ctx;
+    (void)state;
+    (void)ev;
+    return etw_pipeline_event_file(mr->p, d) != 1;
+}
+
+static void *json_new(void *ctx, etw_decoder *d) {
+    (void)ctx;
+    etw_json_options jo = {0};
+    jo.decoder = d;
+    etw_json *j;
+    return etw_json_new(&j, NULL, &jo) == ETW_OK ? j : NULL;
+}
+
+static void json_free(void *ctx, void *state) {
+    (void)ctx;
+    etw_json_free(state);
+}
+
+static etw_status render_with_file(void *ctx, void *state, etw_decoder *d, const etw_event *ev,
+                                   etw_pipeline_out *out) {
+    multi_run *mr = ctx;
+    size_t file = etw_pipeline_event_file(mr->p, d);
+    etw_json_set_file(state, etw_multi_name(mr->m, file));
+    const char *line;
+    size_t len;
+    etw_status s = etw_json_event(state, etw_multi_reader(mr->m, file), ev, &line, &len);
+    return s == ETW_OK ? etw_pipeline_emit(out, line, len) : s;
+}
+
+static etw_status multi_write(void *ctx, const void *data, size_t len) {
+    return sink_write(&((multi_run *)ctx)->s, data, len);
+}
+
+static etw_multi *open_multi(int by_file) {
+    etw_reader_options ro = {0};
+    ro.file_order = by_file;
+    etw_multi *m;
+    ETW_CHECK(etw_multi_new(&m, &ro) == ETW_OK);
+    const char *names[] = {"net.4.5.2.x64.etl", "lxcore_kernel.etl", "HTTP_Server.etl", "net.4.5.2.x64.etl"};
+    for (int i = 0; i < 4; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", ETW_TEST_DATA_DIR, names[i]);
+        etw_reader *r;
+        ETW_CHECK(etw_reader_open_file(&r, path, &ro) == ETW_OK);
+        ETW_CHECK(etw_multi_add_reader(m, r, i == 3 ? "copy" : names[i]) == ETW_OK);
+    }
+    return m;
+}
+
+static sink multi_sequential(int by_file) {
+    sink s = {0};
+    etw_multi *m = open_multi(by_file);
+    etw_decoder *d;
+    ETW_CHECK(etw_decoder_new(&d, NULL) == ETW_OK);
+    for (size_t i = 0; i < etw_multi_count(m); i++) ETW_CHECK(etw_decoder_prescan(d, etw_multi_reader(m, i)) == ETW_OK);
+    etw_json *j = json_new(NULL, d);
+    etw_event ev;
+    size_t file;
+    while (etw_multi_next(m, &ev, &file) == ETW_OK) {
+        etw_decoder_learn(d, &ev); /* what rendering an unselected event would teach */
+        if (file == 1) continue;
+        etw_json_set_file(j, etw_multi_name(m, file));
+        const char *line;
+        size_t len;
+        if (etw_json_event(j, etw_multi_reader(m, file), &ev, &line, &len) == ETW_OK) sink_write(&s, line, len);
+    }
+    etw_json_free(j);
+    etw_decoder_free(d);
+    etw_multi_free(m);
+    return s;
+}
+
+static void test_multi_same_bytes(void) {
+    for (int by_file = 0; by_file <= 1; by_file++) {
+        sink ref = multi_sequential(by_file);
+        /* 179474 + 2042 + 179474 events, each file's header included */
+        ETW_CHECK_INT(count_lines(&ref), 360990);
+        ETW_CHECK_INT(count_str(&ref, "\"file\":\"copy\""), 179474);
+        for (unsigned t = 0; t <= 3; t += 3) {
+            multi_run mr = {0};
+            mr.m = open_multi(by_file);
+            etw_pipeline_options po = {0};
+            po.threads = t;
+            po.worker_new = json_new;
+            po.worker_free = json_free;
+            po.select = select_not_file_1;
+            po.render = render_with_file;
+            po.write = multi_write;
+            po.ctx = &mr;
+            ETW_CHECK(etw_pipeline_new_multi(&mr.p, mr.m, &po) == ETW_OK);
+            if (!mr.p) continue;
+            etw_reader_stats st;
+            ETW_CHECK_INT(etw_pipeline_scan(mr.p, NULL, &st), ETW_E_INVALID_ARG);
+            ETW_CHECK_INT(etw_pipeline_run(mr.p), ETW_E_INVALID_ARG); /* not pre-scanned */
+            ETW_CHECK(etw_pipeline_prescan(mr.p) == ETW_OK);
+            ETW_CHECK(etw_pipeline_run(mr.p) == ETW_OK);
+            ETW_CHECK_INT(etw_pipeline_stats_get(mr.p)->events_read, 360994);
+            etw_pipeline_free(mr.p);
+            etw_multi_free(mr.m);
+            ETW_CHECK_INT(mr.s.len, ref.len);
+            ETW_CHECK(mr.s.len == ref.len && memcmp(mr.s.p, ref.p, ref.len) == 0);
+            free(mr.s.p);
+        }
+        free(ref.p);
+    }
+}
+
 int main(void) {
     ETW_RUN(test_net_one_pass_same_bytes);
     ETW_RUN(test_file_order_prescan_same_bytes);
@@ -302,5 +422,6 @@ int main(void) {
     ETW_RUN(test_max_events);
     ETW_RUN(test_select_render);
     ETW_RUN(test_scan_counts);
+    ETW_RUN(test_multi_same_bytes);
     return ETW_TEST_DONE();
 }

@@ -43,6 +43,18 @@
  * pipeline's and the reader's) must be thread-safe when threads > 0.
  * Problems are reported on the calling thread: the reader's through the
  * reader's on_diag, the decoders' through po.decoder.on_diag, each once.
+ *
+ * Several files (etw_pipeline_new_multi): the calling thread merges the
+ * files' readers exactly as etw_multi_next does (smallest timestamp first,
+ * the lower file index on a tie; with file_order in the multi's reader
+ * options the files one after the other), each reader with its own buffers,
+ * and the output is what etw_multi_next, a decoder that pre-scanned every
+ * file (etw_decoder_prescan, in file order) and one thread give. The
+ * merged metadata of every file is learned before the first event:
+ * etw_pipeline_prescan must be called before etw_pipeline_run (a MetaData
+ * record's distance to the events it describes depends, in the merged
+ * timeline, on the other files' event rates). The window, the slots and
+ * the bounds above count every file's processors together.
  */
 #ifndef ETWDECODE_ETW_PIPELINE_H
 #define ETWDECODE_ETW_PIPELINE_H
@@ -53,6 +65,7 @@
 #include "etw_decoder.h"
 #include "etw_event.h"
 #include "etw_json.h"
+#include "etw_multi.h"
 #include "etw_reader.h"
 #include "etw_status.h"
 #include "etw_types.h"
@@ -136,10 +149,25 @@ typedef struct etw_pipeline_stats {
 
 etw_status etw_pipeline_new(etw_pipeline **out, etw_reader *r, const etw_pipeline_options *opt);
 
+/* A pipeline over every file of m, merged (see above). m and its readers
+ * must not be used by anyone else while the pipeline runs; afterwards
+ * rewind m (etw_multi_rewind) to read it again. During a run
+ * etw_multi_current(m) names the file being read, inside the readers'
+ * diagnostics callbacks too, and in on_read the file of the event given.
+ * etw_pipeline_scan is not available (ETW_E_INVALID_ARG) with more than one
+ * file. */
+etw_status etw_pipeline_new_multi(etw_pipeline **out, etw_multi *m, const etw_pipeline_options *opt);
+
+/* The file (index in the etw_multi, 0 with one reader) of the event a
+ * select or render callback running with decoder d was called for: for
+ * etw_multi_reader and etw_multi_name. Costs a look at each thread. */
+size_t etw_pipeline_event_file(const etw_pipeline *p, const etw_decoder *d);
+
 /* Every event from the reader's current position (normally the first):
  * select, render and write. ETW_OK at the end of the trace or at
- * max_events; ETW_E_NOMEM; or the status write returned. The reader is left
- * at an unspecified position (rewind it to read again). */
+ * max_events; ETW_E_NOMEM; or the status write returned; ETW_E_INVALID_ARG
+ * with several files not pre-scanned. The reader is left at an unspecified
+ * position (rewind it to read again). */
 etw_status etw_pipeline_run(etw_pipeline *p);
 
 /* Every event of the trace, in no particular order, through fn on the
@@ -158,8 +186,10 @@ etw_status etw_pipeline_scan(etw_pipeline *p, etw_pipeline_scan_fn fn, etw_reade
  * its buffers scanned on every thread and their MetaData records learned in
  * file order; the reader is rewound. Needed when the reader does not merge
  * by time (etw_reader_options.file_order): a MetaData record then need not
- * come near the first event it describes. Problems the pass meets come
- * again in the run: mute the reader's on_diag around this call. */
+ * come near the first event it describes; and with several files, whose
+ * readers are pre-scanned one after the other, in file order. Problems the
+ * pass meets come again in the run: mute the reader's on_diag around this
+ * call. */
 etw_status etw_pipeline_prescan(etw_pipeline *p);
 
 const etw_pipeline_stats *etw_pipeline_stats_get(const etw_pipeline *p);

@@ -14,6 +14,7 @@
 
 #include "../common/etw_alloc.h"
 #include "../common/etw_thread.h"
+#include "../etl/etw_multi_internal.h"
 #include "../etl/etw_reader_internal.h"
 
 /* Buffers each stream may have decompressed ahead of the one it reads. */
@@ -59,7 +60,7 @@ enum { S_FREE, S_QUEUED, S_LOADING, S_READY, S_HELD, S_DONE };
 typedef struct slot {
     etw_buffer_load L;
     int state;         /* QUEUED, LOADING, READY: under the mutex */
-    uint32_t stream, k;
+    uint32_t file, stream, k;
     uint32_t refs;     /* unwritten batches whose events point into it (calling thread) */
     uint64_t tag;      /* id of the last batch counted in refs */
     struct slot *next; /* free list / load queue */
@@ -106,7 +107,8 @@ typedef struct batch {
     uint64_t first;     /* position of its first event */
     uint64_t id;        /* for slot->tag */
     uint32_t n, cap;
-    etw_event *evs;     /* the reader's events: their bytes are in the slots below */
+    etw_event *evs;     /* the readers' events: their bytes are in the slots below */
+    uint32_t *files;    /* each event's file (index in p->files) */
     slot **slots;       /* the slots they point into, each once (at most p->nslots) */
     uint32_t nslots;
     uint8_t *bytes;     /* the events' bytes when copied (batch_detach) */
@@ -161,11 +163,26 @@ typedef struct worker {
     void *state;
     int muted;
     batch *cur;
+    uint32_t file;      /* of the event being selected or rendered */
     log_entry *ahead_done, *order_done; /* the last log entries learned */
     uint64_t pub_ahead, pub_order;      /* their seq + 1 (0: none), told after each batch */
     etw_pipeline_scan_fn scan_fn;
     scan_task *scanning; /* the task process_scan runs */
 } worker;
+
+/* One input file: its reader, the buffers its streams hold, and its next
+ * event for the merge. */
+typedef struct source {
+    etw_pipeline *p;
+    etw_reader *r;
+    uint32_t index;
+    uint32_t nstreams;
+    slot **held;               /* per stream */
+    uint32_t done[DONE_BATCH]; /* buffers freed, not yet told to the reader */
+    uint32_t ndone;
+    const etw_event *head;     /* the reader's next event, valid until it advances */
+    int has_head, ended;
+} source;
 
 struct etw_pipeline_out {
     etw_pipeline *p;
@@ -175,7 +192,12 @@ struct etw_pipeline_out {
 struct etw_pipeline {
     etw_allocator alloc;
     etw_pipeline_options opt;
-    etw_reader *r;
+    source *files;
+    uint32_t nfiles;
+    etw_multi *multi;  /* with several files: told the file being read (diagnostics) */
+    int file_order;    /* several files: one after the other, not merged by time */
+    uint32_t taken;    /* the file whose head was returned last (nfiles: none) */
+    etw_reader *r;     /* the reader scan and prescan read */
     unsigned nworkers; /* decoders: workers[0] is the calling thread's */
     int threaded;      /* nworkers > 1: workers[1..] run on threads of their own */
     worker *workers;
@@ -191,10 +213,7 @@ struct etw_pipeline {
     uint32_t nslots;
     slot *free_slots;
     slot *load_head, *load_tail;
-    slot **held;        /* per stream */
-    uint32_t done[DONE_BATCH]; /* buffers freed, not yet told to the reader */
-    uint32_t ndone;
-    uint32_t nstreams;
+    uint32_t nstreams;  /* of every file */
     uint32_t window, in_window;
 
     /* batches */
@@ -327,7 +346,7 @@ static etw_status render_event(worker *w, batch *b, const etw_event *ev) {
     if (p->opt.render) return p->opt.render(p->opt.ctx, w->state, w->dec, ev, &o);
     const char *line;
     size_t len;
-    etw_status s = etw_json_event(w->json, p->r, ev, &line, &len);
+    etw_status s = etw_json_event(w->json, p->files[w->file].r, ev, &line, &len);
     if (s != ETW_OK) return s;
     return etw_pipeline_emit(&o, line, len);
 }
@@ -381,6 +400,7 @@ static void process_batch(worker *w, batch *b) {
             if (e->pos < b->first) learn_muted(w, &e->ev, 0);
             w->order_done = e;
         }
+        w->file = b->files[i];
         if (b->kinds[i] == ETW_LEARN_IN_ORDER) etw_decoder_learn(w->dec, ev);
         if (p->opt.select && !p->opt.select(p->opt.ctx, w->state, w->dec, ev)) {
             b->ends[i] = NOT_SELECTED;
@@ -521,7 +541,7 @@ static ETW_THREAD_RETURN worker_main(void *arg) {
             if (!p->load_head) p->load_tail = NULL;
             s->state = S_LOADING;
             etw_mutex_unlock(&p->mu);
-            etw_reader_load_buffer(p->r, &p->alloc, s->L.buf, &s->L);
+            etw_reader_load_buffer(p->files[s->file].r, &p->alloc, s->L.buf, &s->L);
             etw_mutex_lock(&p->mu);
             s->state = S_READY;
             wake_caller(p);
@@ -553,11 +573,11 @@ static ETW_THREAD_RETURN worker_main(void *arg) {
 
 /* --- buffers for the reader (its hooks; on the calling thread) ------------ */
 
-static slot *find_ahead(etw_pipeline *p, uint32_t stream, uint32_t k) {
+static slot *find_ahead(etw_pipeline *p, uint32_t file, uint32_t stream, uint32_t k) {
     for (uint32_t i = 0; i < p->nslots; i++) {
         slot *s = &p->slots[i];
-        if ((s->state == S_QUEUED || s->state == S_LOADING || s->state == S_READY) && s->stream == stream &&
-            s->k == k)
+        if ((s->state == S_QUEUED || s->state == S_LOADING || s->state == S_READY) && s->file == file &&
+            s->stream == stream && s->k == k)
             return s;
     }
     return NULL;
@@ -574,16 +594,17 @@ static int cmp_u32(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* Tell the reader which buffers are done with (calling thread). */
-static void flush_done(etw_pipeline *p) {
-    qsort(p->done, p->ndone, sizeof p->done[0], cmp_u32);
-    etw_reader_buffers_done(p->r, p->done, p->ndone);
-    p->ndone = 0;
+/* Tell a reader which of its buffers are done with (calling thread). */
+static void flush_done(source *f) {
+    qsort(f->done, f->ndone, sizeof f->done[0], cmp_u32);
+    etw_reader_buffers_done(f->r, f->done, f->ndone);
+    f->ndone = 0;
 }
 
 static void slot_free(etw_pipeline *p, slot *s) {
-    p->done[p->ndone++] = s->L.buf;
-    if (p->ndone == DONE_BATCH) flush_done(p);
+    source *f = &p->files[s->file];
+    f->done[f->ndone++] = s->L.buf;
+    if (f->ndone == DONE_BATCH) flush_done(f);
     s->state = S_FREE;
     s->next = p->free_slots;
     p->free_slots = s;
@@ -646,15 +667,17 @@ static slot *get_slot(etw_pipeline *p) {
     return ok ? take_free(p) : NULL;
 }
 
-static void prefetch(etw_pipeline *p, uint32_t stream, uint32_t k) {
+static void prefetch(source *f, uint32_t stream, uint32_t k) {
+    etw_pipeline *p = f->p;
     const uint32_t *order;
-    uint32_t n = etw_reader_stream_buffers(p->r, stream, &order);
+    uint32_t n = etw_reader_stream_buffers(f->r, stream, &order);
     for (uint32_t j = k + 1; j <= k + PREFETCH_DEPTH && j < n; j++) {
         if (p->in_window >= p->window) return;
-        if (etw_reader_buffer_in_place(p->r, order[j]) || find_ahead(p, stream, j)) continue;
+        if (etw_reader_buffer_in_place(f->r, order[j]) || find_ahead(p, f->index, stream, j)) continue;
         slot *s = take_free(p);
         if (!s) return;
         s->state = S_QUEUED;
+        s->file = f->index;
         s->stream = stream;
         s->k = j;
         s->L.buf = order[j];
@@ -678,19 +701,21 @@ static void unqueue(etw_pipeline *p, slot *s) {
     if (p->load_tail == s) p->load_tail = prev;
 }
 
+/* The hooks of each file's reader, ctx its source. */
 static const etw_buffer_load *hook_acquire(void *ctx, uint32_t stream, uint32_t k, uint32_t bi) {
-    etw_pipeline *p = ctx;
+    source *f = ctx;
+    etw_pipeline *p = f->p;
     slot *s = NULL;
     if (p->threaded) {
         etw_mutex_lock(&p->mu);
-        s = find_ahead(p, stream, k);
+        s = find_ahead(p, f->index, stream, k);
         if (s) {
             p->in_window--;
             if (s->state == S_QUEUED) {
                 unqueue(p, s);
                 s->state = S_LOADING;
                 etw_mutex_unlock(&p->mu);
-                etw_reader_load_buffer(p->r, &p->alloc, bi, &s->L);
+                etw_reader_load_buffer(f->r, &p->alloc, bi, &s->L);
                 etw_mutex_lock(&p->mu);
             } else {
                 while (s->state == S_LOADING) caller_wait(p);
@@ -704,28 +729,29 @@ static const etw_buffer_load *hook_acquire(void *ctx, uint32_t stream, uint32_t 
             p->stop = 1;
             return &p->no_memory;
         }
+        s->file = f->index;
         s->stream = stream;
         s->k = k;
-        etw_reader_load_buffer(p->r, &p->alloc, bi, &s->L);
+        etw_reader_load_buffer(f->r, &p->alloc, bi, &s->L);
     }
     s->state = S_HELD;
-    p->held[stream] = s;
+    f->held[stream] = s;
     if (p->threaded) {
         etw_mutex_lock(&p->mu);
-        prefetch(p, stream, k);
+        prefetch(f, stream, k);
         etw_mutex_unlock(&p->mu);
     }
     return &s->L;
 }
 
 static void hook_release(void *ctx, uint32_t stream, uint32_t bi) {
-    etw_pipeline *p = ctx;
+    source *f = ctx;
     (void)bi;
-    slot *s = p->held[stream];
+    slot *s = f->held[stream];
     if (!s) return;
-    p->held[stream] = NULL;
+    f->held[stream] = NULL;
     s->state = S_DONE;
-    if (!s->refs) slot_free(p, s);
+    if (!s->refs) slot_free(f->p, s);
 }
 
 /* --- batches (calling thread) -------------------------------------------- */
@@ -741,9 +767,11 @@ static batch *get_batch(etw_pipeline *p) {
         b->evs = etw_calloc(&p->alloc, b->cap, sizeof *b->evs);
         b->ends = etw_calloc(&p->alloc, b->cap, sizeof *b->ends);
         b->kinds = etw_calloc(&p->alloc, b->cap, sizeof *b->kinds);
+        b->files = etw_calloc(&p->alloc, b->cap, sizeof *b->files);
         b->slots = etw_calloc(&p->alloc, p->nslots, sizeof *b->slots);
-        if (!b->evs || !b->ends || !b->kinds || !b->slots) {
+        if (!b->evs || !b->ends || !b->kinds || !b->files || !b->slots) {
             etw_free(&p->alloc, b->evs);
+            etw_free(&p->alloc, b->files);
             etw_free(&p->alloc, b->kinds);
             etw_free(&p->alloc, b->slots);
             etw_free(&p->alloc, b->ends);
@@ -779,6 +807,7 @@ static void put_batch(etw_pipeline *p, batch *b) {
 
 static void free_batch(etw_pipeline *p, batch *b) {
     etw_free(&p->alloc, b->evs);
+    etw_free(&p->alloc, b->files);
     etw_free(&p->alloc, b->slots);
     etw_free(&p->alloc, b->ends);
     etw_free(&p->alloc, b->kinds);
@@ -984,18 +1013,66 @@ static void free_log(etw_pipeline *p, event_log *L) {
     memset(L, 0, sizeof *L);
 }
 
+/* --- the merge of several files (calling thread) -------------------------- */
+
+/* Read file f's next event into its head, unless it has one or has ended. */
+static etw_status fill(etw_pipeline *p, source *f) {
+    if (f->has_head || f->ended) return ETW_OK;
+    if (p->multi) etw_multi_set_current(p->multi, f->index); /* its diagnostics name it */
+    etw_status s = etw_reader_next_ref(f->r, &f->head);
+    if (s == ETW_OK) f->has_head = 1;
+    else f->ended = 1;
+    return s == ETW_END ? ETW_OK : s;
+}
+
+/* The next event of the files, picked as etw_multi_next picks it: the
+ * smallest timestamp, the lower file index on a tie; with file_order the
+ * files one after the other. The event is its reader's: its bytes stay in
+ * the buffer that reader's stream holds until that reader advances, which
+ * it does only when the next event is asked for. */
+static etw_status next_event(etw_pipeline *p, const etw_event **ev, uint32_t *file) {
+    if (p->taken < p->nfiles) p->files[p->taken].has_head = 0;
+    uint32_t best = p->nfiles;
+    for (uint32_t i = 0; i < p->nfiles; i++) {
+        source *f = &p->files[i];
+        etw_status s = fill(p, f);
+        if (s != ETW_OK) return s;
+        if (!f->has_head) continue;
+        if (p->file_order) {
+            best = i;
+            break;
+        }
+        if (best == p->nfiles || f->head->timestamp < p->files[best].head->timestamp) best = i;
+    }
+    p->taken = best;
+    if (best == p->nfiles) return ETW_END;
+    if (p->multi) etw_multi_set_current(p->multi, best);
+    *ev = p->files[best].head;
+    *file = best;
+    return ETW_OK;
+}
+
+/* --- the run ---------------------------------------------------------------- */
+
 etw_status etw_pipeline_run(etw_pipeline *p) {
     if (!p) return ETW_E_INVALID_ARG;
-    etw_reader_hooks h = {hook_acquire, hook_release, p};
-    etw_reader_set_hooks(p->r, &h);
+    if (p->nfiles > 1 && !p->prescanned) return ETW_E_INVALID_ARG;
+    for (uint32_t i = 0; i < p->nfiles; i++) {
+        source *f = &p->files[i];
+        etw_reader_hooks h = {hook_acquire, hook_release, f};
+        etw_reader_set_hooks(f->r, &h);
+        f->has_head = f->ended = 0;
+    }
+    p->taken = p->nfiles;
     p->stop = 0;
     p->fail = ETW_OK;
     uint64_t pos = 0;
     batch *cur = p->cur = get_batch(p);
     etw_status s = cur ? ETW_OK : ETW_E_NOMEM;
     const etw_event *ev;
+    uint32_t file;
     while (s == ETW_OK && !p->stop) {
-        etw_status rs = etw_reader_next_ref(p->r, &ev);
+        etw_status rs = next_event(p, &ev, &file);
         if (rs != ETW_OK) {
             if (rs != ETW_END) s = rs;
             break;
@@ -1021,9 +1098,11 @@ etw_status etw_pipeline_run(etw_pipeline *p) {
          * stream's buffer, which the batch keeps (no copy) */
         cur->evs[cur->n] = *ev;
         cur->kinds[cur->n] = (uint8_t)learns;
+        cur->files[cur->n] = file;
         if (need) {
-            int si = etw_reader_last_stream(p->r);
-            if (si >= 0 && p->held[si]) batch_ref(cur, p->held[si]);
+            source *f = &p->files[file];
+            int si = etw_reader_last_stream(f->r);
+            if (si >= 0 && f->held[si]) batch_ref(cur, f->held[si]);
         }
         cur->blen += need;
         cur->n++;
@@ -1048,8 +1127,10 @@ etw_status etw_pipeline_run(etw_pipeline *p) {
         w0->order_done = e;
     }
     etw_decoder_finish(w0->dec);
-    etw_reader_detach(p->r);
-    flush_done(p);
+    for (uint32_t i = 0; i < p->nfiles; i++) {
+        etw_reader_detach(p->files[i].r);
+        flush_done(&p->files[i]);
+    }
     if (s == ETW_OK) s = p->fail;
     return s;
 }
@@ -1087,7 +1168,7 @@ static etw_status scan_merge(etw_pipeline *p, etw_reader_stats *st, scan_task *t
     return ETW_OK;
 }
 
-/* Every buffer in file order, on every thread (fn on each record). */
+/* Every buffer of p->r in file order, on every thread (fn on each record). */
 static etw_status scan_all(etw_pipeline *p, etw_pipeline_scan_fn fn, etw_reader_stats *stats) {
     etw_status s = etw_reader_rewind(p->r);
     if (s != ETW_OK) return s;
@@ -1155,7 +1236,7 @@ static etw_status scan_all(etw_pipeline *p, etw_pipeline_scan_fn fn, etw_reader_
 }
 
 etw_status etw_pipeline_scan(etw_pipeline *p, etw_pipeline_scan_fn fn, etw_reader_stats *stats) {
-    if (!p || !stats) return ETW_E_INVALID_ARG;
+    if (!p || !stats || p->nfiles != 1) return ETW_E_INVALID_ARG;
     return scan_all(p, fn, stats);
 }
 
@@ -1185,17 +1266,40 @@ static etw_status worker_init(etw_pipeline *p, worker *w, unsigned index) {
     return ETW_OK;
 }
 
-etw_status etw_pipeline_new(etw_pipeline **out, etw_reader *r, const etw_pipeline_options *opt) {
-    if (!out || !r) return ETW_E_INVALID_ARG;
+/* The files' readers, each with its held buffers (per stream). */
+static etw_status add_files(etw_pipeline *p, etw_reader *const *readers, uint32_t n) {
+    p->files = etw_calloc(&p->alloc, n, sizeof *p->files);
+    if (!p->files) return ETW_E_NOMEM;
+    p->nfiles = n;
+    for (uint32_t i = 0; i < n; i++) {
+        source *f = &p->files[i];
+        f->p = p;
+        f->r = readers[i];
+        f->index = i;
+        f->nstreams = etw_reader_stream_count(f->r);
+        f->held = etw_calloc(&p->alloc, f->nstreams ? f->nstreams : 1, sizeof *f->held);
+        if (!f->held) return ETW_E_NOMEM;
+        p->nstreams += f->nstreams;
+    }
+    return ETW_OK;
+}
+
+static etw_status pipeline_new(etw_pipeline **out, etw_reader *const *readers, uint32_t nfiles, etw_multi *m,
+                               const etw_pipeline_options *opt) {
     *out = NULL;
     etw_allocator a = etw_allocator_resolve(opt ? opt->allocator : NULL);
     etw_pipeline *p = etw_calloc(&a, 1, sizeof *p);
     if (!p) return ETW_E_NOMEM;
     p->alloc = a;
     if (opt) p->opt = *opt;
-    p->r = r;
-    etw_reader_diag_target(r, &p->reader_diag, &p->reader_diag_ctx);
-    p->nstreams = etw_reader_stream_count(r);
+    p->multi = m;
+    p->file_order = m && etw_multi_file_order(m);
+    if (add_files(p, readers, nfiles) != ETW_OK) {
+        etw_pipeline_free(p);
+        return ETW_E_NOMEM;
+    }
+    p->r = readers[0];
+    etw_reader_diag_target(p->r, &p->reader_diag, &p->reader_diag_ctx);
     p->nworkers = p->opt.threads > 1 ? p->opt.threads : 1;
     p->threaded = p->nworkers > 1;
     p->window = p->opt.window;
@@ -1211,9 +1315,8 @@ etw_status etw_pipeline_new(etw_pipeline **out, etw_reader *r, const etw_pipelin
     p->no_memory.diag_status = ETW_E_NOMEM;
     snprintf(p->no_memory.msg, sizeof p->no_memory.msg, "no memory for a buffer");
     p->slots = etw_calloc(&a, p->nslots ? p->nslots : 1, sizeof *p->slots);
-    p->held = etw_calloc(&a, p->nstreams ? p->nstreams : 1, sizeof *p->held);
     p->workers = etw_calloc(&a, p->nworkers, sizeof *p->workers);
-    etw_status s = (p->slots && p->held && p->workers) ? ETW_OK : ETW_E_NOMEM;
+    etw_status s = (p->slots && p->workers) ? ETW_OK : ETW_E_NOMEM;
     for (uint32_t i = p->nslots; i-- > 0;) {
         p->slots[i].next = p->free_slots;
         p->free_slots = &p->slots[i];
@@ -1253,21 +1356,62 @@ etw_status etw_pipeline_new(etw_pipeline **out, etw_reader *r, const etw_pipelin
     return ETW_OK;
 }
 
+etw_status etw_pipeline_new(etw_pipeline **out, etw_reader *r, const etw_pipeline_options *opt) {
+    if (!out || !r) return ETW_E_INVALID_ARG;
+    return pipeline_new(out, &r, 1, NULL, opt);
+}
+
+etw_status etw_pipeline_new_multi(etw_pipeline **out, etw_multi *m, const etw_pipeline_options *opt) {
+    if (!out || !m || etw_multi_count(m) == 0 || etw_multi_count(m) > ETW_MULTI_MAX_FILES)
+        return ETW_E_INVALID_ARG;
+    size_t n = etw_multi_count(m);
+    etw_allocator a = etw_allocator_resolve(opt ? opt->allocator : NULL);
+    etw_reader **readers = etw_calloc(&a, n, sizeof *readers);
+    if (!readers) return ETW_E_NOMEM;
+    for (size_t i = 0; i < n; i++) readers[i] = etw_multi_reader(m, i);
+    etw_status s = pipeline_new(out, readers, (uint32_t)n, m, opt);
+    etw_free(&a, readers);
+    return s;
+}
+
+size_t etw_pipeline_event_file(const etw_pipeline *p, const etw_decoder *d) {
+    if (!p) return 0;
+    for (unsigned i = 0; i < p->nworkers; i++)
+        if (p->workers[i].dec == d) return p->workers[i].file;
+    return 0;
+}
+
 void *etw_pipeline_worker_state(etw_pipeline *p, unsigned i) {
     return p && i < p->nworkers ? p->workers[i].state : NULL;
 }
 
-/* The buffers are scanned on every thread, each keeping copies of its
- * MetaData records, which the calling thread logs in file order. */
-etw_status etw_pipeline_prescan(etw_pipeline *p) {
-    if (!p) return ETW_E_INVALID_ARG;
+/* The pre-scan of one file's reader (p->r): its buffers are scanned on
+ * every thread, each keeping copies of its MetaData records, which the
+ * calling thread logs in file order, after those of the files before it. */
+static etw_status prescan_reader(etw_pipeline *p) {
     etw_reader_stats st;
     p->prescanning = 1;
     etw_status s = scan_all(p, NULL, &st);
     p->prescanning = 0;
     if (s != ETW_OK && s != ETW_END) return s; /* ETW_END: no log-file header, no events */
-    p->prescanned = 1;
     return etw_reader_rewind(p->r);
+}
+
+/* Every file's reader in turn, in the order of the files (as etwdump -j 1
+ * pre-scans them). */
+etw_status etw_pipeline_prescan(etw_pipeline *p) {
+    if (!p) return ETW_E_INVALID_ARG;
+    etw_status s = ETW_OK;
+    for (uint32_t i = 0; i < p->nfiles && s == ETW_OK; i++) {
+        if (p->multi) etw_multi_set_current(p->multi, i);
+        p->r = p->files[i].r;
+        etw_reader_diag_target(p->r, &p->reader_diag, &p->reader_diag_ctx);
+        s = prescan_reader(p);
+    }
+    p->r = p->files[0].r;
+    etw_reader_diag_target(p->r, &p->reader_diag, &p->reader_diag_ctx);
+    if (s == ETW_OK) p->prescanned = 1;
+    return s;
 }
 
 const etw_pipeline_stats *etw_pipeline_stats_get(const etw_pipeline *p) { return p ? &p->stats : NULL; }
@@ -1320,7 +1464,8 @@ void etw_pipeline_free(etw_pipeline *p) {
     free_log(p, &p->ahead);
     free_log(p, &p->order);
     etw_free(&a, p->slots);
-    etw_free(&a, p->held);
+    for (uint32_t i = 0; p->files && i < p->nfiles; i++) etw_free(&a, p->files[i].held);
+    etw_free(&a, p->files);
     etw_free(&a, p->workers);
     etw_free(&a, p);
 }
