@@ -8,7 +8,8 @@ For every .etl in DATA_DIR, with -j 1, -j 2 and -j 8: the JSON output
 and --no-manifest-events, with --file-order, with -n and a selection), text
 and CSV output, the --stats table and JSON summary (with a selection,
 --file-order, --no-manifest-events), the exit status and the problems on
-standard error. The -j 1 output itself
+standard error; and the same for several files given together (merged
+by time, and with --file-order). The -j 1 output itself
 must hold one line per event the --stats table counts, so an empty or
 truncated output on all three cannot pass. Prints "N passed, N failed".
 """
@@ -16,6 +17,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 ETWDUMP, DATA = sys.argv[1], sys.argv[2]
 passed = failed = 0
@@ -77,6 +79,36 @@ for name in traces:
             check(got[1] == ref[1], f"{what} output is -j 1's")
             check(got[0] == ref[0], f"{what} exit status {got[0]}, -j 1 {ref[0]}")
             check(sorted(got[2].splitlines()) == sorted(ref[2].splitlines()), f"{what} reports the same problems")
+
+# Several files, merged by time (or concatenated with --file-order): -j 2
+# and -j 8 run the pipeline over every reader, -j 1 the one-thread merge.
+# The last file is the first under another name (a link), so every one of
+# its events ties with the first file's and the two interleave event by
+# event: the tie rule and each event's "file" are checked on every line.
+with tempfile.TemporaryDirectory() as tmp:
+    copy = os.path.join(tmp, "net.copy.etl")
+    os.symlink(os.path.abspath(os.path.join(DATA, "net.4.5.2.x64.etl")), copy)
+    files = [os.path.join(DATA, n) for n in ("net.4.5.2.x64.etl", "lxcore_kernel.etl", "HTTP_Server.etl")]
+    files.append(copy)
+    total = 0
+    for path in files:
+        m = re.search(rb"^events\s+(\d+)", run("-j", "1", "--stats", path)[1], re.M)
+        total += int(m.group(1)) if m else -1
+    for extra in [[], ["--file-order"], ["--format", "text"],
+                  ["--format", "csv", "--fields", "time,provider,event,pid,tid"],
+                  ["--provider", "*Kernel*", "--raw"], ["-n", "50000"], ["--file-order", "-n", "200000"]]:
+        ref = run("-j", "1", *extra, *files)
+        what = f"several files {' '.join(extra)}"
+        if not extra:
+            check(ref[1].count(b"\n") == total, f"{what}: -j 1 writes one line per event ({total})")
+            names = re.findall(rb'"file":"([^"]*)"', ref[1])
+            check(names.count(copy.encode()) == names.count(files[0].encode()) > 0,
+                  f"{what}: both names of the linked file come out")
+        for j in ("2", "8"):
+            got = run("-j", j, *extra, *files)
+            check(got[1] == ref[1], f"{what}: -j {j} output is -j 1's")
+            check(got[0] == ref[0], f"{what}: -j {j} exit status {got[0]}, -j 1 {ref[0]}")
+            check(sorted(got[2].splitlines()) == sorted(ref[2].splitlines()), f"{what}: -j {j} reports the same problems")
 
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

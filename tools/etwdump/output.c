@@ -122,15 +122,19 @@ int run_events(session *s) {
 /* --- -j: the pipeline ------------------------------------------------------- */
 
 int parallel_run(const options *o, etw_multi *m) {
-    if (o->schemas || etw_multi_count(m) != 1) return 0;
-    /* --stats: -j 1 and -n (the reader's counts where it stops) stay in scan() */
-    if (o->stats) return worker_threads(o) && !o->max_events;
+    if (o->schemas) return 0;
+    int several = etw_multi_count(m) > 1;
+    /* --stats: -j 1, -n (the reader's counts where it stops) and several
+     * files stay in scan() */
+    if (o->stats) return !several && worker_threads(o) && !o->max_events;
+    /* several files with -j 1: run_events (the reference -j N is held to) */
+    if (several && !worker_threads(o)) return 0;
     return !(o->format == ETW_RENDER_CSV && !o->nfields);
 }
 
 typedef struct par_run {
     session *s;
-    const etw_reader *r;
+    etw_pipeline *p;  /* set before the run: the renderers ask it the event's file */
     progress *pg;
     int setups;       /* decoders set up so far: problems are told for the first */
     int setup_rc;
@@ -219,10 +223,12 @@ static etw_status par_render(void *ctx, void *state, etw_decoder *dec, const etw
                              etw_pipeline_out *out) {
     par_run *pr = ctx;
     par_worker *w = state;
-    (void)dec;
+    const session *s = pr->s;
+    size_t file = s->several ? etw_pipeline_event_file(pr->p, dec) : 0;
+    if (s->several) etw_renderer_set_file(w->rd, etw_multi_name(s->m, file));
     const char *text;
     size_t len;
-    etw_status st = etw_renderer_event(w->rd, pr->r, ev, &text, &len);
+    etw_status st = etw_renderer_event(w->rd, etw_multi_reader(s->m, file), ev, &text, &len);
     return st == ETW_OK ? etw_pipeline_emit(out, text, len) : st;
 }
 
@@ -237,7 +243,7 @@ static etw_status par_write(void *ctx, const void *data, size_t len) {
 
 static int par_on_read(void *ctx, uint64_t n, const etw_event *ev) {
     par_run *pr = ctx;
-    progress_tick(pr->pg, n, 0, ev);
+    progress_tick(pr->pg, n, etw_multi_current(pr->s->m), ev);
     if (stop_requested()) {
         pr->interrupted = 1;
         return 1;
@@ -245,20 +251,22 @@ static int par_on_read(void *ctx, uint64_t n, const etw_event *ev) {
     return 0;
 }
 
-/* Run p over the session's one file: with --file-order the merged metadata
- * of the whole trace is learned first (without the merge by time a MetaData
- * record may come anywhere after the first event it describes); the
+/* Run p over the session's files: with --file-order or several files the
+ * merged metadata of every file is learned first (without the merge by
+ * time a MetaData record may come anywhere after the first event it
+ * describes; with several files its place in the merged timeline depends
+ * on the other files, and -j 1 pre-scans every file too); the
  * progress line runs meanwhile (*pg is set before the run: the pipeline's
  * on_read hook reads it). EXIT_FATAL, reported here, when the pre-scan
  * fails; else EXIT_CLEAN with the run's status in *st. */
 int pipeline_run_session(etw_pipeline *p, session *s, progress **pg, etw_status *st) {
     const options *o = s->o;
-    if (o->file_order) {
+    if (o->file_order || s->several) {
         s->dc->muted = 1;
         *st = etw_pipeline_prescan(p);
         s->dc->muted = 0;
         if (*st != ETW_OK) {
-            fprintf(stderr, "etwdump: %s: %s\n", etw_multi_name(s->m, 0), etw_strerror(*st));
+            fprintf(stderr, "etwdump: %s: %s\n", etw_multi_name(s->m, etw_multi_current(s->m)), etw_strerror(*st));
             return EXIT_FATAL;
         }
     }
@@ -273,13 +281,13 @@ int run_events_parallel(session *s) {
     par_run pr;
     memset(&pr, 0, sizeof pr);
     pr.s = s;
-    pr.r = etw_multi_reader(s->m, 0);
     atomic_init(&pr.oom, 0);
     /* the header (CSV columns, text heading), from a renderer of our own */
     etw_render_options ro;
     render_options(s, NULL, &ro);
     etw_renderer *hd;
     if (etw_renderer_new(&hd, NULL, &ro) != ETW_OK) return out_of_memory();
+    if (s->several) etw_renderer_set_file(hd, etw_multi_name(s->m, 0)); /* CSV: the column */
     const char *text;
     size_t len;
     etw_status hs = etw_renderer_header(hd, &text, &len);
@@ -303,8 +311,9 @@ int run_events_parallel(session *s) {
     po.ctx = &pr;
     po.max_events = o->max_events;
     etw_pipeline *p;
-    etw_status st = etw_pipeline_new(&p, etw_multi_reader(s->m, 0), &po);
+    etw_status st = etw_pipeline_new_multi(&p, s->m, &po);
     if (st != ETW_OK) return out_of_memory();
+    pr.p = p;
     if (pr.setup_rc == EXIT_FATAL) {
         etw_pipeline_free(p);
         return EXIT_FATAL;
@@ -322,9 +331,11 @@ int run_events_parallel(session *s) {
     } else if (st != ETW_OK) {
         if (!pr.write_failed) fprintf(stderr, "etwdump: %s\n", etw_strerror(st));
         rc = EXIT_FATAL;
-    } else if (rc == EXIT_CLEAN &&
-               (etw_reader_stats_get(pr.r)->problems || etw_pipeline_stats_get(p)->decoder_problems)) {
-        rc = EXIT_SKIPPED;
+    } else if (rc == EXIT_CLEAN) {
+        int problems = etw_pipeline_stats_get(p)->decoder_problems != 0;
+        for (size_t i = 0; i < etw_multi_count(s->m); i++)
+            if (etw_reader_stats_get(etw_multi_reader(s->m, i))->problems) problems = 1;
+        if (problems) rc = EXIT_SKIPPED;
     }
     etw_pipeline_free(p);
     return rc;
