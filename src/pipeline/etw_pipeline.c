@@ -192,9 +192,11 @@ struct etw_pipeline_out {
 struct etw_pipeline {
     etw_allocator alloc;
     etw_pipeline_options opt;
-    source *files;
+    source *files;     /* the calling thread's (the merge writes them per event) */
+    etw_reader **readers; /* the files' readers, for the workers (written once) */
     uint32_t nfiles;
     etw_multi *multi;  /* with several files: told the file being read (diagnostics) */
+    uint32_t told;     /* the file last told to multi */
     int file_order;    /* several files: one after the other, not merged by time */
     uint32_t taken;    /* the file whose head was returned last (nfiles: none) */
     etw_reader *r;     /* the reader scan and prescan read */
@@ -346,7 +348,7 @@ static etw_status render_event(worker *w, batch *b, const etw_event *ev) {
     if (p->opt.render) return p->opt.render(p->opt.ctx, w->state, w->dec, ev, &o);
     const char *line;
     size_t len;
-    etw_status s = etw_json_event(w->json, p->files[w->file].r, ev, &line, &len);
+    etw_status s = etw_json_event(w->json, p->readers[w->file], ev, &line, &len);
     if (s != ETW_OK) return s;
     return etw_pipeline_emit(&o, line, len);
 }
@@ -541,7 +543,7 @@ static ETW_THREAD_RETURN worker_main(void *arg) {
             if (!p->load_head) p->load_tail = NULL;
             s->state = S_LOADING;
             etw_mutex_unlock(&p->mu);
-            etw_reader_load_buffer(p->files[s->file].r, &p->alloc, s->L.buf, &s->L);
+            etw_reader_load_buffer(p->readers[s->file], &p->alloc, s->L.buf, &s->L);
             etw_mutex_lock(&p->mu);
             s->state = S_READY;
             wake_caller(p);
@@ -1015,10 +1017,19 @@ static void free_log(etw_pipeline *p, event_log *L) {
 
 /* --- the merge of several files (calling thread) -------------------------- */
 
+/* Tell the multi the file being read, when it changes (its diagnostics name
+ * it; the workers never read the multi). */
+static void tell_file(etw_pipeline *p, uint32_t i) {
+    if (p->multi && p->told != i) {
+        etw_multi_set_current(p->multi, i);
+        p->told = i;
+    }
+}
+
 /* Read file f's next event into its head, unless it has one or has ended. */
 static etw_status fill(etw_pipeline *p, source *f) {
     if (f->has_head || f->ended) return ETW_OK;
-    if (p->multi) etw_multi_set_current(p->multi, f->index); /* its diagnostics name it */
+    tell_file(p, f->index);
     etw_status s = etw_reader_next_ref(f->r, &f->head);
     if (s == ETW_OK) f->has_head = 1;
     else f->ended = 1;
@@ -1046,7 +1057,7 @@ static etw_status next_event(etw_pipeline *p, const etw_event **ev, uint32_t *fi
     }
     p->taken = best;
     if (best == p->nfiles) return ETW_END;
-    if (p->multi) etw_multi_set_current(p->multi, best);
+    tell_file(p, best);
     *ev = p->files[best].head;
     *file = best;
     return ETW_OK;
@@ -1269,12 +1280,13 @@ static etw_status worker_init(etw_pipeline *p, worker *w, unsigned index) {
 /* The files' readers, each with its held buffers (per stream). */
 static etw_status add_files(etw_pipeline *p, etw_reader *const *readers, uint32_t n) {
     p->files = etw_calloc(&p->alloc, n, sizeof *p->files);
-    if (!p->files) return ETW_E_NOMEM;
+    p->readers = etw_calloc(&p->alloc, n, sizeof *p->readers);
+    if (!p->files || !p->readers) return ETW_E_NOMEM;
     p->nfiles = n;
     for (uint32_t i = 0; i < n; i++) {
         source *f = &p->files[i];
         f->p = p;
-        f->r = readers[i];
+        f->r = p->readers[i] = readers[i];
         f->index = i;
         f->nstreams = etw_reader_stream_count(f->r);
         f->held = etw_calloc(&p->alloc, f->nstreams ? f->nstreams : 1, sizeof *f->held);
@@ -1292,7 +1304,9 @@ static etw_status pipeline_new(etw_pipeline **out, etw_reader *const *readers, u
     if (!p) return ETW_E_NOMEM;
     p->alloc = a;
     if (opt) p->opt = *opt;
-    p->multi = m;
+    /* one file is file 0 throughout: nothing to tell */
+    p->multi = m && nfiles > 1 ? m : NULL;
+    p->told = UINT32_MAX;
     p->file_order = m && etw_multi_file_order(m);
     if (add_files(p, readers, nfiles) != ETW_OK) {
         etw_pipeline_free(p);
@@ -1403,7 +1417,7 @@ etw_status etw_pipeline_prescan(etw_pipeline *p) {
     if (!p) return ETW_E_INVALID_ARG;
     etw_status s = ETW_OK;
     for (uint32_t i = 0; i < p->nfiles && s == ETW_OK; i++) {
-        if (p->multi) etw_multi_set_current(p->multi, i);
+        tell_file(p, i);
         p->r = p->files[i].r;
         etw_reader_diag_target(p->r, &p->reader_diag, &p->reader_diag_ctx);
         s = prescan_reader(p);
@@ -1466,6 +1480,7 @@ void etw_pipeline_free(etw_pipeline *p) {
     etw_free(&a, p->slots);
     for (uint32_t i = 0; p->files && i < p->nfiles; i++) etw_free(&a, p->files[i].held);
     etw_free(&a, p->files);
+    etw_free(&a, p->readers);
     etw_free(&a, p->workers);
     etw_free(&a, p);
 }

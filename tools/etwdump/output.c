@@ -135,6 +135,11 @@ int parallel_run(const options *o, etw_multi *m) {
 typedef struct par_run {
     session *s;
     etw_pipeline *p;  /* set before the run: the renderers ask it the event's file */
+    /* Each file's reader and name, for the renderers on the workers (the
+     * etw_multi's own fields share a cache line with the file the calling
+     * thread reads, which it writes per event). */
+    etw_reader **readers;
+    const char **names;
     progress *pg;
     int setups;       /* decoders set up so far: problems are told for the first */
     int setup_rc;
@@ -225,10 +230,10 @@ static etw_status par_render(void *ctx, void *state, etw_decoder *dec, const etw
     par_worker *w = state;
     const session *s = pr->s;
     size_t file = s->several ? etw_pipeline_event_file(pr->p, dec) : 0;
-    if (s->several) etw_renderer_set_file(w->rd, etw_multi_name(s->m, file));
+    if (s->several) etw_renderer_set_file(w->rd, pr->names[file]);
     const char *text;
     size_t len;
-    etw_status st = etw_renderer_event(w->rd, etw_multi_reader(s->m, file), ev, &text, &len);
+    etw_status st = etw_renderer_event(w->rd, pr->readers[file], ev, &text, &len);
     return st == ETW_OK ? etw_pipeline_emit(out, text, len) : st;
 }
 
@@ -276,12 +281,30 @@ int pipeline_run_session(etw_pipeline *p, session *s, progress **pg, etw_status 
     return EXIT_CLEAN;
 }
 
+static int run_pipeline(session *s, par_run *pr);
+
 int run_events_parallel(session *s) {
-    const options *o = s->o;
     par_run pr;
     memset(&pr, 0, sizeof pr);
     pr.s = s;
     atomic_init(&pr.oom, 0);
+    size_t n = etw_multi_count(s->m);
+    pr.readers = calloc(n, sizeof *pr.readers);
+    pr.names = calloc(n, sizeof *pr.names);
+    int rc = pr.readers && pr.names ? EXIT_CLEAN : out_of_memory();
+    for (size_t i = 0; rc == EXIT_CLEAN && i < n; i++) {
+        pr.readers[i] = etw_multi_reader(s->m, i);
+        pr.names[i] = etw_multi_name(s->m, i);
+    }
+    if (rc == EXIT_CLEAN) rc = run_pipeline(s, &pr);
+    free(pr.readers);
+    free(pr.names);
+    return rc;
+}
+
+/* The pipeline over the session's files, with pr's file tables set. */
+static int run_pipeline(session *s, par_run *pr) {
+    const options *o = s->o;
     /* the header (CSV columns, text heading), from a renderer of our own */
     etw_render_options ro;
     render_options(s, NULL, &ro);
@@ -308,28 +331,28 @@ int run_events_parallel(session *s) {
     po.render = par_render;
     po.write = par_write;
     po.on_read = par_on_read;
-    po.ctx = &pr;
+    po.ctx = pr;
     po.max_events = o->max_events;
     etw_pipeline *p;
     etw_status st = etw_pipeline_new_multi(&p, s->m, &po);
     if (st != ETW_OK) return out_of_memory();
-    pr.p = p;
-    if (pr.setup_rc == EXIT_FATAL) {
+    pr->p = p;
+    if (pr->setup_rc == EXIT_FATAL) {
         etw_pipeline_free(p);
         return EXIT_FATAL;
     }
-    if (pipeline_run_session(p, s, &pr.pg, &st) != EXIT_CLEAN) {
+    if (pipeline_run_session(p, s, &pr->pg, &st) != EXIT_CLEAN) {
         etw_pipeline_free(p);
         return EXIT_FATAL;
     }
-    int rc = pr.setup_rc;
-    if (st == ETW_OK && atomic_load(&pr.oom)) st = ETW_E_NOMEM;
-    if (pr.interrupted || (stop_requested() && !pr.stopped)) {
+    int rc = pr->setup_rc;
+    if (st == ETW_OK && atomic_load(&pr->oom)) st = ETW_E_NOMEM;
+    if (pr->interrupted || (stop_requested() && !pr->stopped)) {
         rc = EXIT_INTERRUPTED;
-    } else if (pr.stopped) {
+    } else if (pr->stopped) {
         /* the reader of the pipe went away: a quiet stop */
     } else if (st != ETW_OK) {
-        if (!pr.write_failed) fprintf(stderr, "etwdump: %s\n", etw_strerror(st));
+        if (!pr->write_failed) fprintf(stderr, "etwdump: %s\n", etw_strerror(st));
         rc = EXIT_FATAL;
     } else if (rc == EXIT_CLEAN) {
         int problems = etw_pipeline_stats_get(p)->decoder_problems != 0;
