@@ -114,6 +114,7 @@ typedef struct batch {
     uint8_t *bytes;     /* the events' bytes when copied (batch_detach) */
     size_t blen;        /* bytes of the events (payload, extended data) */
     log_entry *ahead_last, *order_last; /* the logs as they were when published */
+    log_entry *order_own;  /* the in-order log's entry of its last such event, or NULL */
     char *out;          /* from the pool of the thread that renders it */
     size_t olen, ocap;
     unsigned out_owner;
@@ -397,10 +398,16 @@ static void process_batch(worker *w, batch *b) {
             learn_muted(w, &e->ev, atomic_exchange(&e->reported, 1) == 0);
             w->ahead_done = e;
         }
-        /* in-order state: what other workers decoded since this one's last batch */
-        while ((e = next_entry(w->order_done, &p->order.head, b->order_last)) && e->pos < q) {
-            if (e->pos < b->first) learn_muted(w, &e->ev, 0);
-            w->order_done = e;
+        /* in-order state: what other workers decoded since this one's last
+         * batch, before its first event; the batch's own such events are
+         * learned as they come, and their entries skipped unread (each
+         * entry was written on the calling thread: a cache miss) */
+        if (i == 0) {
+            while ((e = next_entry(w->order_done, &p->order.head, b->order_last)) && e->pos < q) {
+                learn_muted(w, &e->ev, 0);
+                w->order_done = e;
+            }
+            if (b->order_own) w->order_done = b->order_own;
         }
         w->file = b->files[i];
         if (b->kinds[i] == ETW_LEARN_IN_ORDER) etw_decoder_learn(w->dec, ev);
@@ -411,10 +418,6 @@ static void process_batch(worker *w, batch *b) {
         b->status = render_event(w, b, ev);
         b->ends[i] = (uint32_t)b->olen;
     }
-    /* past this batch's own in-order events */
-    log_entry *e;
-    while ((e = next_entry(w->order_done, &p->order.head, b->order_last)) && e->pos < b->first + b->n)
-        w->order_done = e;
     w->cur = NULL;
 }
 
@@ -784,6 +787,7 @@ static batch *get_batch(etw_pipeline *p) {
     b->next = b->qnext = NULL;
     b->id = ++p->batch_ids;
     b->n = 0;
+    b->order_own = NULL;
     b->nslots = 0;
     b->blen = 0;
     b->olen = 0;
@@ -1109,6 +1113,7 @@ etw_status etw_pipeline_run(etw_pipeline *p) {
          * stream's buffer, which the batch keeps (no copy) */
         cur->evs[cur->n] = *ev;
         cur->kinds[cur->n] = (uint8_t)learns;
+        if (kind == ETW_LEARN_IN_ORDER) cur->order_own = p->order.tail; /* logged above */
         cur->files[cur->n] = file;
         if (need) {
             source *f = &p->files[file];
