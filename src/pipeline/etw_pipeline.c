@@ -1,7 +1,8 @@
 /* etw_pipeline.c - the parallel decode pipeline of include/etwdecode/etw_pipeline.h:
  * buffers decompressed ahead on workers, the merge on the calling thread,
  * batches of references to the events rendered on every thread (the
- * calling one too), written in order. */
+ * calling one too), written in order. The scan and pre-scan are in
+ * etw_pipeline_scan.c, the types both share in etw_pipeline_internal.h. */
 #include "etwdecode/etw_pipeline.h"
 
 #include <stdatomic.h>
@@ -16,269 +17,9 @@
 #include "../common/etw_thread.h"
 #include "../etl/etw_multi_internal.h"
 #include "../etl/etw_reader_internal.h"
+#include "etw_pipeline_internal.h"
 
-/* Buffers each stream may have decompressed ahead of the one it reads. */
-#define PREFETCH_DEPTH 2u
-/* Default window: at most this many buffers ahead for the processors... */
-#define WINDOW_STREAMS_MAX 64u
-/* ...plus this many per worker thread. */
-#define WINDOW_PER_THREAD 2u
-/* Batches published and not yet written, at most: this many per thread.
- * Each holds its rendered output (~160 KiB of JSON for 256 kernel events)
- * and a slot. */
-#define BATCHES_PER_THREAD 4u
-/* The calling thread renders a batch itself when more than this many per
- * worker are queued (so none runs dry while it renders). The calling thread
- * also reads, merges and writes: with 3 here and 4 above (not 2 and 3) it
- * renders less and waits less. etwdump -j 2 on net.4.5.2.x64.etl to a
- * tmpfs file: 64.3 -> 60.7 ms (-j 1: 104.8); to /dev/null the same; the
- * kernel trace x10 to /dev/null 53.5 -> 52.2; peak RSS of -j 2 on the
- * 630 MB kernel trace 6.3 -> 6.4 MB. */
-#define SPARE_PER_WORKER 3u
-/* Buffers kept after their stream moved on, for the batches that point into
- * them (a batch holds references, not copies): at least this many, plus
- * BATCHES_PER_THREAD per thread. When they run out, the batches that wait
- * for their lookahead copy their events (batch_detach). */
-#define REF_SLOTS 8u
-/* Freed buffers are told to the reader (a mapped file gives their pages
- * back) this many at a time, near ones in one call: each release costs the
- * other processors a TLB flush while threads run. */
-#define DONE_BATCH 16u
-
-/* Rendered output buffers each thread keeps for its next batches, at most.
- * A thread renders into a buffer it wrote before: one the other thread
- * wrote is in that processor's cache, and every store to it would first
- * fetch the line from there. */
-#define OUT_POOL 8u
-
-/* A slot's life: FREE -> (QUEUED -> LOADING ->) READY -> HELD by its
- * stream -> DONE when the stream moves on -> FREE when no unwritten batch
- * points into it. */
-enum { S_FREE, S_QUEUED, S_LOADING, S_READY, S_HELD, S_DONE };
-#define NOT_SELECTED UINT32_MAX
-
-typedef struct slot {
-    etw_buffer_load L;
-    int state;         /* QUEUED, LOADING, READY: under the mutex */
-    uint32_t file, stream, k;
-    uint32_t refs;     /* unwritten batches whose events point into it (calling thread) */
-    uint64_t tag;      /* id of the last batch counted in refs */
-    struct slot *next; /* free list / load queue */
-} slot;
-
-/* A copy of an event that changes decoder state, kept for the workers that
- * did not decode it. */
-typedef struct log_entry {
-    struct log_entry *next;
-    uint64_t seq;       /* 0, 1, 2... in its log */
-    uint64_t pos;
-    etw_event ev;
-    atomic_int reported;
-    /* the event's bytes follow */
-} log_entry;
-
-/* The logs' storage: entries one after the other in chunks, the oldest
- * chunk freed when every entry in it is trimmed (no allocation per entry). */
-#define LOG_CHUNK_BYTES (64u * 1024u)
-#define LOG_ALIGN 16u
-
-typedef struct log_chunk {
-    struct log_chunk *next;
-    size_t used, cap;
-    uint64_t last_seq; /* of its last entry */
-    max_align_t data[];
-} log_chunk;
-
-typedef struct event_log {
-    log_entry *head, *tail; /* head: the oldest entry kept */
-    uint64_t seq;           /* of the next entry */
-    log_chunk *chunks, *last, *spare; /* calling thread only */
-} event_log;
-
-typedef struct diag_rec {
-    etw_status status;
-    uint64_t offset;
-    size_t msg_at; /* in the batch's diag text */
-} diag_rec;
-
-typedef struct batch {
-    struct batch *next; /* order list / render queue / free list */
-    struct batch *qnext;
-    uint64_t first;     /* position of its first event */
-    uint64_t id;        /* for slot->tag */
-    uint32_t n, cap;
-    etw_event *evs;     /* the readers' events: their bytes are in the slots below */
-    uint32_t *files;    /* each event's file (index in p->files) */
-    slot **slots;       /* the slots they point into, each once (at most p->nslots) */
-    uint32_t nslots;
-    uint8_t *bytes;     /* the events' bytes when copied (batch_detach) */
-    size_t blen;        /* bytes of the events (payload, extended data) */
-    log_entry *ahead_last, *order_last; /* the logs as they were when published */
-    log_entry *order_own;  /* the in-order log's entry of its last such event, or NULL */
-    char *out;          /* from the pool of the thread that renders it */
-    size_t olen, ocap;
-    unsigned out_owner;
-    uint32_t *ends;     /* end of each event's output, or NOT_SELECTED */
-    uint8_t *kinds;     /* each event's etw_learn_kind (the merge asks it once) */
-    diag_rec *diags;
-    size_t ndiags, dcap;
-    char *dtext;
-    size_t dtlen, dtcap;
-    etw_status status;
-    int published;      /* touched by the calling thread only */
-    int done;           /* under the mutex: rendered */
-} batch;
-
-typedef struct scan_task {
-    etw_buffer_load L;
-    uint32_t bi;
-    int state; /* 0 idle, 1 queued, 2 done */
-    etw_reader_stats st;
-    int ndiag;
-    etw_diag d[2];
-    char msg[2][192];
-    /* The pre-scan: copies of the buffer's MetaData records, each an
-     * etw_event followed by its bytes (LOG_ALIGN-aligned), in record order. */
-    unsigned char *meta;
-    size_t mlen, mcap;
-    int nomem;
-    struct scan_task *next;
-} scan_task;
-
-typedef struct out_buf {
-    char *data;
-    size_t cap;
-} out_buf;
-
-typedef struct worker {
-    etw_pipeline *p;
-    unsigned index;
-    int init_done;
-    etw_status init_status;
-    out_buf pool[OUT_POOL]; /* under the mutex with threads */
-    unsigned npool;
-    etw_thread th;
-    int started;
-    etw_decoder *dec;
-    etw_json *json;
-    void *state;
-    int muted;
-    batch *cur;
-    uint32_t file;      /* of the event being selected or rendered */
-    log_entry *ahead_done, *order_done; /* the last log entries learned */
-    uint64_t pub_ahead, pub_order;      /* their seq + 1 (0: none), told after each batch */
-    etw_pipeline_scan_fn scan_fn;
-    scan_task *scanning; /* the task process_scan runs */
-} worker;
-
-/* One input file: its reader, the buffers its streams hold, and its next
- * event for the merge. */
-typedef struct source {
-    etw_pipeline *p;
-    etw_reader *r;
-    uint32_t index;
-    uint32_t nstreams;
-    slot **held;               /* per stream */
-    uint32_t done[DONE_BATCH]; /* buffers freed, not yet told to the reader */
-    uint32_t ndone;
-    const etw_event *head;     /* the reader's next event, valid until it advances */
-    int has_head, ended;
-} source;
-
-struct etw_pipeline_out {
-    etw_pipeline *p;
-    batch *b;
-};
-
-struct etw_pipeline {
-    etw_allocator alloc;
-    etw_pipeline_options opt;
-    source *files;     /* the calling thread's (the merge writes them per event) */
-    etw_reader **readers; /* the files' readers, for the workers (written once) */
-    uint32_t nfiles;
-    etw_multi *multi;  /* with several files: told the file being read (diagnostics) */
-    uint32_t told;     /* the file last told to multi */
-    int file_order;    /* several files: one after the other, not merged by time */
-    uint32_t taken;    /* the file whose head was returned last (nfiles: none) */
-    etw_reader *r;     /* the reader scan and prescan read */
-    unsigned nworkers; /* decoders: workers[0] is the calling thread's */
-    int threaded;      /* nworkers > 1: workers[1..] run on threads of their own */
-    worker *workers;
-
-    etw_mutex mu;
-    etw_cond work_cv, done_cv;
-    int sync_ok, quit;
-    unsigned idle;     /* worker threads waiting for work */
-    int caller_waits;  /* the calling thread waits on done_cv */
-
-    /* buffers */
-    slot *slots;
-    uint32_t nslots;
-    slot *free_slots;
-    slot *load_head, *load_tail;
-    uint32_t nstreams;  /* of every file */
-    uint32_t window, in_window;
-
-    /* batches */
-    batch *cur;         /* the one being filled */
-    uint64_t batch_ids;
-    batch *free_batches;
-    batch *order_head, *order_tail; /* closed batches, in order */
-    batch *render_head, *render_tail;
-    unsigned queued;    /* published, not yet written */
-    unsigned untaken;   /* in the render queue */
-    unsigned max_queued;
-
-    /* logs */
-    event_log ahead, order;
-
-    /* scan */
-    scan_task *scan_head, *scan_tail;
-    etw_diag_fn reader_diag;
-    void *reader_diag_ctx;
-
-    etw_buffer_load no_memory; /* given to the reader when no slot can be had */
-    int prescanned;     /* the ahead log holds every MetaData record already */
-    int prescanning;    /* the scan collects MetaData records (etw_pipeline_prescan) */
-    int stop;
-    etw_status fail;
-    etw_pipeline_stats stats;
-};
-
-/* --- small helpers ------------------------------------------------------ */
-
-/* Grown by half (not doubled): a batch's output keeps its capacity across
- * reuse and every byte of it is resident (calloc), so doubling left up to
- * twice the largest batch's output per batch (-j 2: 2.1 MB for 7 batches). */
-static int grow_bytes(const etw_allocator *a, void **p, size_t *cap, size_t need, size_t elem) {
-    if (*cap >= need) return 1;
-    size_t c = *cap ? *cap : 16;
-    while (c < need) c += c / 2;
-    void *q = etw_calloc(a, c, elem);
-    if (!q) return 0;
-    if (*p) memcpy(q, *p, *cap * elem);
-    etw_free(a, *p);
-    *p = q;
-    *cap = c;
-    return 1;
-}
-
-/* Copy ev's borrowed bytes to dst (ext_size + user_data_len bytes) and point
- * the copy *out at them. */
-static void copy_event(etw_event *out, const etw_event *ev, uint8_t *dst) {
-    *out = *ev;
-    if (ev->ext_size) {
-        memcpy(dst, ev->ext_data, ev->ext_size);
-        out->ext_data = dst;
-        dst += ev->ext_size;
-    }
-    if (ev->user_data_len) {
-        memcpy(dst, ev->user_data, ev->user_data_len);
-        out->user_data = dst;
-    }
-}
-
-static size_t event_bytes(const etw_event *ev) { return (size_t)ev->ext_size + ev->user_data_len; }
+/* --- output ------------------------------------------------------------------ */
 
 etw_status etw_pipeline_emit(etw_pipeline_out *o, const void *data, size_t len) {
     batch *b = o->b;
@@ -421,86 +162,12 @@ static void process_batch(worker *w, batch *b) {
     w->cur = NULL;
 }
 
-/* --- workers: loading and scanning ---------------------------------------- */
-
-static void scan_diag(void *ctx, const etw_diag *d) {
-    scan_task *t = ctx;
-    if (t->ndiag >= 2) return; /* a buffer has at most a load and a record problem */
-    snprintf(t->msg[t->ndiag], sizeof t->msg[0], "%s", d->message);
-    t->d[t->ndiag] = *d;
-    t->d[t->ndiag].message = t->msg[t->ndiag];
-    t->ndiag++;
-}
-
-/* The pre-scan's callback: keep a copy of a MetaData record (learned, in
- * order, on the calling thread): the event, then its extended data and
- * payload (scan_merge points the copy at them). 1 (stop) when out of
- * memory. */
-static int collect_metadata(worker *w, const etw_event *ev) {
-    if (etw_decoder_learn_kind(w->dec, ev) != ETW_LEARN_AHEAD) return 0;
-    scan_task *t = w->scanning;
-    size_t need = (sizeof(etw_event) + event_bytes(ev) + LOG_ALIGN - 1) & ~(size_t)(LOG_ALIGN - 1);
-    if (!grow_bytes(&w->p->alloc, (void **)&t->meta, &t->mcap, t->mlen + need, 1)) {
-        t->nomem = 1;
-        return 1;
-    }
-    etw_event copy;
-    copy_event(&copy, ev, t->meta + t->mlen + sizeof(etw_event));
-    memcpy(t->meta + t->mlen, &copy, sizeof copy);
-    t->mlen += need;
-    return 0;
-}
-
-static int scan_each(void *ctx, const etw_event *ev) {
-    worker *w = ctx;
-    if (w->p->prescanning) return collect_metadata(w, ev);
-    return w->scan_fn ? w->scan_fn(w->p->opt.ctx, w->state, ev) : 0;
-}
-
-static void process_scan(worker *w, scan_task *t) {
-    etw_pipeline *p = w->p;
-    memset(&t->st, 0, sizeof t->st);
-    t->st.first_timestamp = INT64_MAX;
-    t->st.last_timestamp = INT64_MIN;
-    t->ndiag = 0;
-    t->mlen = 0;
-    t->nomem = 0;
-    w->scanning = t;
-    etw_reader_load_buffer(p->r, &p->alloc, t->bi, &t->L);
-    if (t->L.has_diag) {
-        etw_diag d;
-        d.status = t->L.diag_status;
-        d.file_offset = t->L.diag_offset;
-        d.message = t->L.msg;
-        scan_diag(t, &d);
-        t->st.problems++;
-    }
-    if (t->L.skipped) t->st.buffers_skipped++;
-    t->st.bytes_decompressed += t->L.bytes_decompressed;
-    etw_reader_scan_buffer(p->r, &t->L, &t->st, scan_diag, t, scan_each, w);
-}
+/* --- workers: the queues ---------------------------------------------------- */
 
 /* Where the worker is in the logs (under the mutex with threads). */
 static void tell_cursors(worker *w) {
     w->pub_ahead = w->ahead_done ? w->ahead_done->seq + 1 : 0;
     w->pub_order = w->order_done ? w->order_done->seq + 1 : 0;
-}
-
-/* Signals, under the mutex: only to a thread that waits (a signal to a busy
- * thread costs a system call for nothing). Only the calling thread waits on
- * done_cv. */
-static void wake_worker(etw_pipeline *p) {
-    if (p->idle) etw_cond_signal(&p->work_cv);
-}
-
-static void wake_caller(etw_pipeline *p) {
-    if (p->caller_waits) etw_cond_signal(&p->done_cv);
-}
-
-static void caller_wait(etw_pipeline *p) {
-    p->caller_waits = 1;
-    etw_cond_wait(&p->done_cv, &p->mu);
-    p->caller_waits = 0;
 }
 
 /* The oldest batch no thread has taken (under the mutex), or NULL. */
@@ -512,15 +179,6 @@ static batch *take_render(etw_pipeline *p) {
         p->untaken--;
     }
     return b;
-}
-
-static scan_task *take_scan(etw_pipeline *p) {
-    scan_task *t = p->scan_head;
-    if (t) {
-        p->scan_head = t->next;
-        if (!p->scan_head) p->scan_tail = NULL;
-    }
-    return t;
 }
 
 static etw_status worker_init(etw_pipeline *p, worker *w, unsigned index);
@@ -558,9 +216,9 @@ static ETW_THREAD_RETURN worker_main(void *arg) {
             tell_cursors(w);
             b->done = 1;
             wake_caller(p);
-        } else if ((t = take_scan(p))) {
+        } else if ((t = etw_pl_take_scan(p))) {
             etw_mutex_unlock(&p->mu);
-            process_scan(w, t);
+            etw_pl_process_scan(w, t);
             etw_mutex_lock(&p->mu);
             t->state = 2;
             wake_caller(p);
@@ -971,7 +629,7 @@ static void close_batch(etw_pipeline *p, batch *b) {
     p->order_tail = b;
 }
 
-static etw_status log_event(etw_pipeline *p, const etw_event *ev, uint64_t pos, etw_learn_kind kind) {
+etw_status etw_pl_log_event(etw_pipeline *p, const etw_event *ev, uint64_t pos, etw_learn_kind kind) {
     event_log *L = kind == ETW_LEARN_AHEAD ? &p->ahead : &p->order;
     size_t bytes = event_bytes(ev);
     if (bytes > SIZE_MAX / 2) return ETW_E_NOMEM;
@@ -1023,7 +681,7 @@ static void free_log(etw_pipeline *p, event_log *L) {
 
 /* Tell the multi the file being read, when it changes (its diagnostics name
  * it; the workers never read the multi). */
-static void tell_file(etw_pipeline *p, uint32_t i) {
+void etw_pl_tell_file(etw_pipeline *p, uint32_t i) {
     if (p->multi && p->told != i) {
         etw_multi_set_current(p->multi, i);
         p->told = i;
@@ -1033,7 +691,7 @@ static void tell_file(etw_pipeline *p, uint32_t i) {
 /* Read file f's next event into its head, unless it has one or has ended. */
 static etw_status fill(etw_pipeline *p, source *f) {
     if (f->has_head || f->ended) return ETW_OK;
-    tell_file(p, f->index);
+    etw_pl_tell_file(p, f->index);
     etw_status s = etw_reader_next_ref(f->r, &f->head);
     if (s == ETW_OK) f->has_head = 1;
     else f->ended = 1;
@@ -1061,7 +719,7 @@ static etw_status next_event(etw_pipeline *p, const etw_event **ev, uint32_t *fi
     }
     p->taken = best;
     if (best == p->nfiles) return ETW_END;
-    tell_file(p, best);
+    etw_pl_tell_file(p, best);
     *ev = p->files[best].head;
     *file = best;
     return ETW_OK;
@@ -1099,7 +757,7 @@ etw_status etw_pipeline_run(etw_pipeline *p) {
         if (kind == ETW_LEARN_AHEAD && p->prescanned) kind = ETW_LEARN_NONE;
         /* one decoder learns the in-order events as it renders them */
         if (kind == ETW_LEARN_IN_ORDER && !p->threaded) kind = ETW_LEARN_NONE;
-        if (kind != ETW_LEARN_NONE && (s = log_event(p, ev, pos, kind)) != ETW_OK) break;
+        if (kind != ETW_LEARN_NONE && (s = etw_pl_log_event(p, ev, pos, kind)) != ETW_OK) break;
         size_t need = event_bytes(ev);
         if (cur->n && (cur->n == cur->cap || cur->blen + need > ETW_PIPELINE_BATCH_BYTES)) {
             close_batch(p, cur);
@@ -1149,111 +807,6 @@ etw_status etw_pipeline_run(etw_pipeline *p) {
     }
     if (s == ETW_OK) s = p->fail;
     return s;
-}
-
-/* --- scan ----------------------------------------------------------------- */
-
-/* Add up a scanned buffer (in buffer order, on the calling thread); the
- * pre-scan logs its MetaData records. */
-static etw_status scan_merge(etw_pipeline *p, etw_reader_stats *st, scan_task *t) {
-    for (int i = 0; i < t->ndiag; i++)
-        if (p->reader_diag) p->reader_diag(p->reader_diag_ctx, &t->d[i]);
-    st->events += t->st.events;
-    for (int f = 0; f < ETW_FORM_COUNT_; f++) st->events_by_form[f] += t->st.events_by_form[f];
-    st->records_skipped += t->st.records_skipped;
-    st->buffers_skipped += t->st.buffers_skipped;
-    st->problems += t->st.problems;
-    st->bytes_decompressed += t->st.bytes_decompressed;
-    if (t->st.events) {
-        if (t->st.first_timestamp < st->first_timestamp) st->first_timestamp = t->st.first_timestamp;
-        if (t->st.last_timestamp > st->last_timestamp) st->last_timestamp = t->st.last_timestamp;
-    }
-    if (t->nomem) return ETW_E_NOMEM;
-    for (size_t at = 0; at < t->mlen;) {
-        etw_event ev;
-        memcpy(&ev, t->meta + at, sizeof ev);
-        /* its bytes follow it (the storage may have moved since: the
-         * pointers are set again) */
-        const uint8_t *bytes = t->meta + at + sizeof ev;
-        if (ev.ext_size) ev.ext_data = bytes;
-        if (ev.user_data_len) ev.user_data = bytes + ev.ext_size;
-        etw_status s = log_event(p, &ev, 0, ETW_LEARN_AHEAD);
-        if (s != ETW_OK) return s;
-        at += (sizeof ev + event_bytes(&ev) + LOG_ALIGN - 1) & ~(size_t)(LOG_ALIGN - 1);
-    }
-    return ETW_OK;
-}
-
-/* Every buffer of p->r in file order, on every thread (fn on each record). */
-static etw_status scan_all(etw_pipeline *p, etw_pipeline_scan_fn fn, etw_reader_stats *stats) {
-    etw_status s = etw_reader_rewind(p->r);
-    if (s != ETW_OK) return s;
-    etw_event ev;
-    if ((s = etw_reader_next(p->r, &ev)) != ETW_OK) return s; /* the log-file header */
-    *stats = *etw_reader_stats_get(p->r);
-    for (unsigned i = 0; i < p->nworkers; i++) p->workers[i].scan_fn = fn;
-    if (fn) fn(p->opt.ctx, p->workers[0].state, &ev);
-    uint32_t nb = etw_reader_buffer_count(p->r);
-    unsigned ntasks = p->threaded ? p->window + p->nworkers : 1;
-    scan_task *tasks = etw_calloc(&p->alloc, ntasks, sizeof *tasks);
-    if (!tasks) return ETW_E_NOMEM;
-    uint32_t issued = 0, merged = 0;
-    while (merged < nb && s == ETW_OK) {
-        if (!p->threaded) {
-            tasks[0].bi = merged; /* one task, on this thread */
-            process_scan(&p->workers[0], &tasks[0]);
-            s = scan_merge(p, stats, &tasks[0]);
-            merged++;
-            continue;
-        }
-        etw_mutex_lock(&p->mu);
-        while (issued < nb && issued - merged < ntasks) {
-            scan_task *t = &tasks[issued % ntasks];
-            t->bi = issued++;
-            t->state = 1;
-            t->next = NULL;
-            if (p->scan_tail) p->scan_tail->next = t;
-            else p->scan_head = t;
-            p->scan_tail = t;
-            wake_worker(p);
-        }
-        /* the calling thread scans too while the next one is not done */
-        scan_task *t = &tasks[merged % ntasks], *mine;
-        while (t->state != 2) {
-            if ((mine = take_scan(p))) {
-                etw_mutex_unlock(&p->mu);
-                process_scan(&p->workers[0], mine);
-                etw_mutex_lock(&p->mu);
-                mine->state = 2;
-            } else {
-                caller_wait(p);
-            }
-        }
-        t->state = 0;
-        etw_mutex_unlock(&p->mu);
-        s = scan_merge(p, stats, t);
-        merged++;
-    }
-    if (p->threaded && merged < issued) {
-        /* stopped early: take back the tasks not started, wait for the rest */
-        etw_mutex_lock(&p->mu);
-        while (p->scan_head) take_scan(p)->state = 0;
-        for (uint32_t i = merged; i < issued; i++)
-            while (tasks[i % ntasks].state == 1) caller_wait(p);
-        etw_mutex_unlock(&p->mu);
-    }
-    for (unsigned i = 0; i < ntasks; i++) {
-        etw_buffer_load_free(&p->alloc, &tasks[i].L);
-        etw_free(&p->alloc, tasks[i].meta);
-    }
-    etw_free(&p->alloc, tasks);
-    for (unsigned i = 0; i < p->nworkers; i++) p->workers[i].scan_fn = NULL;
-    return s;
-}
-
-etw_status etw_pipeline_scan(etw_pipeline *p, etw_pipeline_scan_fn fn, etw_reader_stats *stats) {
-    if (!p || !stats || p->nfiles != 1) return ETW_E_INVALID_ARG;
-    return scan_all(p, fn, stats);
 }
 
 /* --- life cycle ------------------------------------------------------------ */
@@ -1402,35 +955,6 @@ size_t etw_pipeline_event_file(const etw_pipeline *p, const etw_decoder *d) {
 
 void *etw_pipeline_worker_state(etw_pipeline *p, unsigned i) {
     return p && i < p->nworkers ? p->workers[i].state : NULL;
-}
-
-/* The pre-scan of one file's reader (p->r): its buffers are scanned on
- * every thread, each keeping copies of its MetaData records, which the
- * calling thread logs in file order, after those of the files before it. */
-static etw_status prescan_reader(etw_pipeline *p) {
-    etw_reader_stats st;
-    p->prescanning = 1;
-    etw_status s = scan_all(p, NULL, &st);
-    p->prescanning = 0;
-    if (s != ETW_OK && s != ETW_END) return s; /* ETW_END: no log-file header, no events */
-    return etw_reader_rewind(p->r);
-}
-
-/* Every file's reader in turn, in the order of the files (as etwdump -j 1
- * pre-scans them). */
-etw_status etw_pipeline_prescan(etw_pipeline *p) {
-    if (!p) return ETW_E_INVALID_ARG;
-    etw_status s = ETW_OK;
-    for (uint32_t i = 0; i < p->nfiles && s == ETW_OK; i++) {
-        tell_file(p, i);
-        p->r = p->files[i].r;
-        etw_reader_diag_target(p->r, &p->reader_diag, &p->reader_diag_ctx);
-        s = prescan_reader(p);
-    }
-    p->r = p->files[0].r;
-    etw_reader_diag_target(p->r, &p->reader_diag, &p->reader_diag_ctx);
-    if (s == ETW_OK) p->prescanned = 1;
-    return s;
 }
 
 const etw_pipeline_stats *etw_pipeline_stats_get(const etw_pipeline *p) { return p ? &p->stats : NULL; }
