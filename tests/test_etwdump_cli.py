@@ -467,10 +467,12 @@ if shutil.which("script"):
         cmd = " ".join("'%s'" % a for a in [ETWDUMP] + args)
         p = subprocess.run(["script", "-qec", cmd + " -o /dev/null", "/dev/null"], capture_output=True, timeout=300)
         return p.returncode, p.stdout.decode("utf-8", "replace")
-    # the same 4.7 MiB trace three times: long enough (a second or more) for the line to be drawn
-    rc, tty = under_pty([NET, NET, NET])
-    check(rc == 0 and re.search(r"\r\x1b\[Ketwdump: [\d.]+/14\.0 MiB, buffer ~\d+/1080, \d+ events, \d+ events/s", tty),
-          "progress line on a terminal for 14 MiB of traces: %r" % tty[:200])
+    # the same 4.7 MiB trace six times on one thread: long enough (about half a
+    # second, the line is drawn every 250 ms) on an idle machine too; three
+    # times on two threads took 140 ms
+    rc, tty = under_pty(["-j", "1"] + [NET] * 6)
+    check(rc == 0 and re.search(r"\r\x1b\[Ketwdump: [\d.]+/27\.9 MiB, buffer ~\d+/2160, \d+ events, \d+ events/s", tty),
+          "progress line on a terminal for 28 MiB of traces: %r" % tty[:200])
     check(tty.endswith("\r\x1b[K") or "\r\x1b[K" in tty[-20:], "progress line erased at the end")
     rc, tty = under_pty(["--no-progress", NET, NET, NET])
     check(rc == 0 and "events/s" not in tty, "--no-progress: none under a terminal")
