@@ -136,8 +136,8 @@ typedef struct par_run {
     session *s;
     etw_pipeline *p;  /* set before the run: the renderers ask it the event's file */
     /* Each file's reader and name, for the renderers on the workers (the
-     * etw_multi's own fields share a cache line with the file the calling
-     * thread reads, which it writes per event). */
+     * etw_multi's own fields share a cache line with its current file,
+     * which the calling thread writes as the merge moves between files). */
     etw_reader **readers;
     const char **names;
     progress *pg;
