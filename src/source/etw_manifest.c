@@ -139,6 +139,56 @@ static const mf_provider *find_provider(const etw_manifest_set *m, const etw_gui
     return s ? *s : NULL;
 }
 
+static const etw_guid zero_guid;
+
+/* 1 when g was offered to the lazy loader before; else remember it. A set
+ * that cannot remember (no memory) reports it as offered: nothing loads. */
+static int offered_before(etw_manifest_set *m, const etw_guid *g) {
+    if ((uint64_t)(m->noffered + 1) * 2 > (uint64_t)m->omask + 1 || !m->offered) {
+        uint64_t ncap = m->offered ? ((uint64_t)m->omask + 1) * 2 : 64;
+        if (ncap > ((uint64_t)1 << 28)) return 1;
+        etw_guid *ns = etw_calloc(&m->al, (size_t)ncap, sizeof *ns);
+        if (!ns) return 1;
+        uint32_t nmask = (uint32_t)ncap - 1;
+        for (uint64_t i = 0; m->offered && i <= m->omask; i++) {
+            if (etw_guid_equal(&m->offered[i], &zero_guid)) continue;
+            uint32_t j = (uint32_t)guid_hash(m, &m->offered[i]) & nmask;
+            while (!etw_guid_equal(&ns[j], &zero_guid)) j = (j + 1) & nmask;
+            ns[j] = m->offered[i];
+        }
+        etw_free(&m->al, m->offered);
+        m->offered = ns;
+        m->omask = nmask;
+    }
+    if (etw_guid_equal(g, &zero_guid)) return 1;
+    uint32_t j = (uint32_t)guid_hash(m, g) & m->omask;
+    for (;; j = (j + 1) & m->omask) {
+        if (etw_guid_equal(&m->offered[j], g)) return 1;
+        if (etw_guid_equal(&m->offered[j], &zero_guid)) break;
+    }
+    m->offered[j] = *g;
+    m->noffered++;
+    return 0;
+}
+
+/* The provider of GUID g, offered to the lazy loader when the set does not
+ * hold it yet. */
+static const mf_provider *get_provider(etw_manifest_set *m, const etw_guid *g) {
+    const mf_provider *p = find_provider(m, g);
+    if (p || !m->lazy || m->lazy_depth || offered_before(m, g)) return p;
+    m->lazy_depth++;
+    int loaded = m->lazy(m->lazy_ctx, m, g);
+    m->lazy_depth--;
+    return loaded ? find_provider(m, g) : NULL;
+}
+
+etw_status etw_manifest_set_lazy(etw_manifest_set *m, etw_manifest_lazy_fn fn, void *ctx) {
+    if (!m) return ETW_E_INVALID_ARG;
+    m->lazy = fn;
+    m->lazy_ctx = ctx;
+    return ETW_OK;
+}
+
 /* Room for `more` new providers at load <= 1/2. */
 static int prov_reserve(etw_manifest_set *m, uint32_t more) {
     uint64_t need = ((uint64_t)m->nprov + more) * 2 + 1;
@@ -210,6 +260,7 @@ void etw_manifest_set_free(etw_manifest_set *m) {
     while (m->docs) doc_unlink_free(m, m->docs);
     etw_allocator a = m->al;
     etw_free(&a, m->pslots);
+    etw_free(&a, m->offered);
     etw_free(&a, m);
 }
 
@@ -504,18 +555,18 @@ etw_status etw_manifest_load_path(etw_manifest_set *m, const char *path, uint32_
 
 /* ---- queries -------------------------------------------------------------------- */
 
-int etw_manifest_has_provider(const etw_manifest_set *m, const etw_guid *provider) {
-    return m && provider && find_provider(m, provider) != NULL;
+int etw_manifest_has_provider(etw_manifest_set *m, const etw_guid *provider) {
+    return m && provider && get_provider(m, provider) != NULL;
 }
 
-const char *etw_manifest_provider_name(const etw_manifest_set *m, const etw_guid *provider) {
-    const mf_provider *p = m && provider ? find_provider(m, provider) : NULL;
+const char *etw_manifest_provider_name(etw_manifest_set *m, const etw_guid *provider) {
+    const mf_provider *p = m && provider ? get_provider(m, provider) : NULL;
     return p ? p->name : NULL;
 }
 
-int etw_manifest_provider_info(const etw_manifest_set *m, const etw_guid *provider, const char **name,
+int etw_manifest_provider_info(etw_manifest_set *m, const etw_guid *provider, const char **name,
                                const char **origin) {
-    const mf_provider *p = m && provider ? find_provider(m, provider) : NULL;
+    const mf_provider *p = m && provider ? get_provider(m, provider) : NULL;
     if (!p) return 0;
     if (name) *name = p->name;
     if (origin) *origin = p->doc->origin;
@@ -576,7 +627,7 @@ static const mf_event *find_event(const mf_provider *p, uint16_t id, uint8_t ver
 static etw_status build(etw_manifest_set *m, etw_cache *cache, uint8_t ptr_size, const etw_guid *g,
                         uint16_t id, uint8_t version, const uint8_t *key, size_t key_len, uint64_t hash,
                         const etw_schema **out, const char **why) {
-    const mf_provider *p = find_provider(m, g);
+    const mf_provider *p = get_provider(m, g);
     if (!p) return ETW_E_NOT_FOUND;
     const mf_event *e = find_event(p, id, version);
     if (!e) return ETW_E_NOT_FOUND; /* another version is another layout */

@@ -52,8 +52,17 @@ etw_status etw_manifest_load_xml(etw_manifest_set *m, const char *xml, size_t le
  * reported with the reason. */
 etw_status etw_manifest_load_path(etw_manifest_set *m, const char *path, uint32_t *providers);
 
-/* 1 when the set has a provider with this GUID. */
-int etw_manifest_has_provider(const etw_manifest_set *m, const etw_guid *provider);
+/* 1 when the set has a provider with this GUID (asking the lazy loader
+ * first, see etw_manifest_set_lazy). */
+int etw_manifest_has_provider(etw_manifest_set *m, const etw_guid *provider);
+
+/* Lazy loading: a provider GUID the set does not hold is offered once to
+ * fn, which may load it into m (a file of a manifest folder, a Windows
+ * image's PE file, a built-in manifest) and returns 1 when it loaded
+ * something. Each GUID is offered at most once per set, so a provider
+ * nobody has costs one call. fn must not free m. NULL turns it off. */
+typedef int (*etw_manifest_lazy_fn)(void *ctx, etw_manifest_set *m, const etw_guid *provider);
+etw_status etw_manifest_set_lazy(etw_manifest_set *m, etw_manifest_lazy_fn fn, void *ctx);
 
 /* Number of providers and events loaded. */
 uint32_t etw_manifest_provider_count(const etw_manifest_set *m);

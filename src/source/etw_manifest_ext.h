@@ -22,13 +22,13 @@ void etw_manifest_foreach_event(const etw_manifest_set *m, etw_manifest_event_fn
 /* The provider@name of a provider of the set, or NULL when the set has no
  * such provider (or it has no name). Valid until the provider is replaced
  * or the set is freed. */
-const char *etw_manifest_provider_name(const etw_manifest_set *m, const etw_guid *provider);
+const char *etw_manifest_provider_name(etw_manifest_set *m, const etw_guid *provider);
 
 /* 1 when the set has this provider: *name (may be NULL: its provider@name,
  * NULL when it has none) and *origin (may be NULL: the file it came from,
  * as given to the load call) are set. Valid until the provider is replaced
  * or the set is freed. */
-int etw_manifest_provider_info(const etw_manifest_set *m, const etw_guid *provider, const char **name,
+int etw_manifest_provider_info(etw_manifest_set *m, const etw_guid *provider, const char **name,
                                const char **origin);
 
 /* Problems and warnings reported (or, without on_diag, only counted) so far. */

@@ -104,6 +104,12 @@ struct etw_manifest_set {
     uint32_t next_order;
     uint64_t problems;
     uint64_t seed;
+    /* lazy loading: the GUIDs already offered (open addressing) */
+    etw_manifest_lazy_fn lazy;
+    void *lazy_ctx;
+    etw_guid *offered;
+    uint32_t omask, noffered;
+    uint32_t lazy_depth; /* a loader that loads again does not recurse */
     char msg[640];
 };
 
