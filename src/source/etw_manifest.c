@@ -44,6 +44,7 @@
 #endif
 
 #include "etw_manifest_internal.h"
+#include "../wevt/etw_wevt.h"
 
 /* ---- arena ---------------------------------------------------------------- */
 
@@ -182,6 +183,17 @@ static const mf_provider *get_provider(etw_manifest_set *m, const etw_guid *g) {
     return loaded ? find_provider(m, g) : NULL;
 }
 
+etw_status etw_manifest_set_lang(etw_manifest_set *m, const char *lang) {
+    if (!m) return ETW_E_INVALID_ARG;
+    m->lang[0] = 0;
+    if (lang) {
+        size_t n = strlen(lang);
+        if (n >= sizeof m->lang) return ETW_E_INVALID_ARG;
+        memcpy(m->lang, lang, n + 1);
+    }
+    return ETW_OK;
+}
+
 etw_status etw_manifest_set_lazy(etw_manifest_set *m, etw_manifest_lazy_fn fn, void *ctx) {
     if (!m) return ETW_E_INVALID_ARG;
     m->lazy = fn;
@@ -264,7 +276,7 @@ void etw_manifest_set_free(etw_manifest_set *m) {
     etw_free(&a, m);
 }
 
-static void loader_free(loader *L) {
+void etw_mf_loader_free(loader *L) {
     for (uint32_t i = 0; i < L->provs.n; i++) {
         p_provider *pp = &VAT(p_provider, &L->provs, i);
         etw_mf_vec_free(L, &pp->items);
@@ -283,10 +295,12 @@ static void loader_free(loader *L) {
     etw_mf_nt_free(&L->names, &L->m->al);
     etw_mf_nt_free(&L->strtab, &L->m->al);
     etw_mf_nt_free(&L->reftab, &L->m->al);
+    if (L->doc) etw_mf_ar_free(&L->doc->ar); /* not committed */
+    L->doc = NULL;
 }
 
 /* Compile the parsed document and install its providers. */
-static etw_status commit(loader *L, uint32_t *loaded) {
+etw_status etw_mf_commit(loader *L, uint32_t *loaded) {
     etw_manifest_set *m = L->m;
     /* string table of the chosen culture */
     uint32_t group = L->en_us_group >= 0 ? (uint32_t)L->en_us_group : 0;
@@ -346,12 +360,8 @@ static etw_status commit(loader *L, uint32_t *loaded) {
     return ETW_OK;
 }
 
-etw_status etw_manifest_load_xml(etw_manifest_set *m, const char *xml, size_t len, const char *origin,
-                                 uint32_t *providers) {
-    if (providers) *providers = 0;
-    if (!m || (!xml && len)) return ETW_E_INVALID_ARG;
-    if (!origin) origin = "<memory>";
-
+etw_status etw_mf_loader_init(loader *L, etw_manifest_set *m, const char *origin) {
+    memset(L, 0, sizeof *L);
     /* the document's arena holds the mf_doc itself */
     mf_arena ar = {&m->al, NULL};
     mf_doc *doc = etw_mf_ar_alloc(&ar, sizeof *doc);
@@ -363,33 +373,41 @@ etw_status etw_manifest_load_xml(etw_manifest_set *m, const char *xml, size_t le
         etw_mf_ar_free(&doc->ar);
         return ETW_E_NOMEM;
     }
+    L->m = m;
+    L->doc = doc;
+    L->cur_prov = L->cur_tmpl = L->cur_task = L->cur_map = L->cur_group = L->en_us_group = -1;
+    return ETW_OK;
+}
+
+etw_status etw_manifest_load_xml(etw_manifest_set *m, const char *xml, size_t len, const char *origin,
+                                 uint32_t *providers) {
+    if (providers) *providers = 0;
+    if (!m || (!xml && len)) return ETW_E_INVALID_ARG;
+    if (!origin) origin = "<memory>";
 
     loader L;
-    memset(&L, 0, sizeof L);
-    L.m = m;
-    L.doc = doc;
-    L.cur_prov = L.cur_tmpl = L.cur_task = L.cur_map = L.cur_group = L.en_us_group = -1;
+    etw_status st = etw_mf_loader_init(&L, m, origin);
+    if (st != ETW_OK) return st;
     L.xp = XML_ParserCreate(NULL);
     if (!L.xp) {
-        etw_mf_ar_free(&doc->ar);
+        etw_mf_loader_free(&L);
         return ETW_E_NOMEM;
     }
     enum XML_Status xs = etw_mf_xml_parse(&L, xml, len);
 
-    etw_status st = ETW_OK;
     if (xs != XML_STATUS_OK || L.st != ETW_OK) {
         st = L.st != ETW_OK ? L.st : ETW_E_CORRUPT;
         enum XML_Error code = XML_GetErrorCode(L.xp);
         const char *reason = L.reason ? L.reason : XML_ErrorString(code);
-        etw_mf_diag(m, st, doc->origin, cur_line(&L), "%s; nothing of this manifest is loaded",
+        etw_mf_diag(m, st, L.doc->origin, cur_line(&L), "%s; nothing of this manifest is loaded",
              reason ? reason : "malformed XML");
     } else {
-        st = commit(&L, providers);
-        if (st != ETW_OK) etw_mf_diag(m, st, doc->origin, 0, "%s; nothing of this manifest is loaded", etw_strerror(st));
+        const char *org = L.doc->origin;
+        st = etw_mf_commit(&L, providers);
+        if (st != ETW_OK) etw_mf_diag(m, st, org, 0, "%s; nothing of this manifest is loaded", etw_strerror(st));
     }
     XML_ParserFree(L.xp);
-    loader_free(&L);
-    if (L.doc) etw_mf_ar_free(&L.doc->ar); /* not committed */
+    etw_mf_loader_free(&L);
     return st;
 }
 
@@ -431,7 +449,12 @@ static etw_status load_file(etw_manifest_set *m, const char *path, uint32_t *pro
         }
     }
     fclose(f);
-    if (st == ETW_OK) st = etw_manifest_load_xml(m, buf, len, path, providers);
+    /* a PE image (its WEVT_TEMPLATE) or a bare CRIM blob, else XML */
+    if (st == ETW_OK && etw_wevt_is_pe((const uint8_t *)buf, len))
+        st = etw_wevt_load_pe(m, (const uint8_t *)buf, len, path, m->lang, providers);
+    else if (st == ETW_OK && etw_wevt_is_blob((const uint8_t *)buf, len))
+        st = etw_wevt_load_blob(m, (const uint8_t *)buf, len, NULL, path, providers);
+    else if (st == ETW_OK) st = etw_manifest_load_xml(m, buf, len, path, providers);
     else etw_mf_diag(m, st, path, 0, "cannot read the manifest: %s", etw_strerror(st));
     etw_free(&m->al, buf);
     return st;

@@ -56,6 +56,11 @@ etw_status etw_manifest_load_path(etw_manifest_set *m, const char *path, uint32_
  * first, see etw_manifest_set_lazy). */
 int etw_manifest_has_provider(etw_manifest_set *m, const etw_guid *provider);
 
+/* The language whose message tables PE files give names and messages in
+ * ("de-DE"; NULL or "": en-US): a file's own table in that language, else
+ * <dir>/<lang>/<file>.mui. ETW_E_INVALID_ARG for a tag over 23 bytes. */
+etw_status etw_manifest_set_lang(etw_manifest_set *m, const char *lang);
+
 /* Lazy loading: a provider GUID the set does not hold is offered once to
  * fn, which may load it into m (a file of a manifest folder, a Windows
  * image's PE file, a built-in manifest) and returns 1 when it loaded

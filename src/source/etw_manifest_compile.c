@@ -139,6 +139,10 @@ static int compile_event(loader *L, p_provider *pp, const p_event *pe, const c_p
         trim(pe->channel, &cl);
         if (cl == 0) {
         } else if (lookup(L, S_CHANNEL, pe->channel, &idx) || lookup(L, S_CHANNAME, pe->channel, &idx)) {
+            /* the first channel in document order whose chid or name it
+             * is (as mc.exe resolves it: ReferenceChannels) */
+            uint32_t other;
+            if (lookup(L, S_CHANNAME, pe->channel, &other) && other < idx) idx = other;
             e->channel = (uint8_t)pt->channel_values[idx];
         } else if (etw_mf_std_channel(pe->channel, &e->channel)) {
         } else {
@@ -173,10 +177,23 @@ static int compile_event(loader *L, p_provider *pp, const p_event *pe, const c_p
         if (!e->message) return -1;
         if (missing) e->message = NULL; /* a message that resolves nowhere is none */
     }
+    if (pe->has_desc) {
+        e->level = pe->d_level;
+        e->opcode = pe->d_opcode;
+        e->channel = pe->d_channel;
+        e->task = pe->d_task;
+        e->keywords = pe->d_keywords;
+    }
     /* name (docs/json-output.md): Task/Opcode from their display names, Task alone for opcode 0,
-     * the symbol when there is no task, else EventID(N) */
+     * else the event's name attribute, the symbol, EventID(N) */
     const char *sym = NULL;
-    if (pe->symbol) {
+    if (pe->name) {
+        size_t sl;
+        sym = trim(pe->name, &sl);
+        if (sl == 0) sym = NULL;
+        else if (sym[sl] != 0 && !(sym = etw_mf_ar_strndup(&L->doc->ar, sym, sl))) return -1;
+    }
+    if (!sym && pe->symbol) {
         size_t sl;
         sym = trim(pe->symbol, &sl);
         if (sl == 0) sym = NULL;

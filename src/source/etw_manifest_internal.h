@@ -110,6 +110,7 @@ struct etw_manifest_set {
     etw_guid *offered;
     uint32_t omask, noffered;
     uint32_t lazy_depth; /* a loader that loads again does not recurse */
+    char lang[24];       /* message tables of PE files: this language's .mui ("": en-US) */
     char msg[640];
 };
 
@@ -196,7 +197,15 @@ typedef struct p_tmpl {
 typedef struct p_event {
     const char *value, *version, *level, *task, *opcode, *keywords, *channel, *tmpl, *symbol,
         *message;
+    const char *name; /* the event's name attribute (TDH's EventName) */
     uint32_t line;
+    /* A binary manifest (WEVT_TEMPLATE) gives the event descriptor itself:
+     * these values win over the ones looked up by name (which still give
+     * the task and opcode display names). */
+    uint8_t has_desc;
+    uint8_t d_level, d_opcode, d_channel;
+    uint16_t d_task;
+    uint64_t d_keywords;
 } p_event;
 
 /* tasks, opcodes, keywords, levels, channels */
@@ -255,6 +264,8 @@ typedef struct loader {
     const char *unresolved_ref;
     size_t unresolved_len;
     uint32_t unresolved_line;
+    /* texts are final (a binary manifest's message table): no $(string.X) */
+    uint8_t literal_text;
 } loader;
 
 static inline uint32_t cur_line(loader *L) {
@@ -319,5 +330,12 @@ int etw_mf_compile_template(loader *L, p_provider *pp, const p_tmpl *t, const c_
 
 /* Providers (etw_manifest_compile.c). */
 int etw_mf_compile_provider(loader *L, p_provider *pp, mf_provider **out);
+
+/* Loading (etw_manifest.c), for the other front ends (WEVT_TEMPLATE):
+ * a loader with a new document of this origin; compile and install what
+ * the loader parsed; free the loader (and the document if not installed). */
+etw_status etw_mf_loader_init(loader *L, etw_manifest_set *m, const char *origin);
+etw_status etw_mf_commit(loader *L, uint32_t *loaded);
+void etw_mf_loader_free(loader *L);
 
 #endif

@@ -82,7 +82,7 @@ int etw_mf_nt_get(const nametab *t, uint64_t seed, uint32_t scope, const char *n
  * when it has none; NULL on NOMEM. */
 const char *etw_mf_resolve_text(loader *L, const char *s, uint32_t line, int *missing) {
     *missing = 0;
-    if (!s || !strstr(s, "$(")) return s;
+    if (!s || L->literal_text || !strstr(s, "$(")) return s;
     static const char pre[] = "$(string.";
     const size_t pl = sizeof pre - 1;
     size_t total = 0;

@@ -121,6 +121,12 @@ static void resolve_size(loader *L, const p_tmpl *t, const p_item *items, const 
                  nz(t->tid), what, a, p->name);
             return;
         }
+        /* mc.exe compiles a count of 0 and a string's length of 0 as none
+         * (its blob has no flag: one value, a string up to its NUL), and a
+         * SID's length as none (a SID gives its own size): the
+         * event-trace-kit Large manifest and blob */
+        int is_string = p->in_type == ETW_INTYPE_UNICODESTRING || p->in_type == ETW_INTYPE_ANSISTRING;
+        if ((v == 0 && (is_count || is_string)) || (!is_count && p->in_type == ETW_INTYPE_SID)) return;
         if (is_count) {
             p->flags |= ETW_PROP_COUNT_FIXED;
             p->count = (uint16_t)v;

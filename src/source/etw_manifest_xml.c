@@ -255,9 +255,10 @@ static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **at
     case K_EVENT: {
         if (!pp) break;
         static const char *const names[] = {"value",    "version", "level",    "task",   "opcode",
-                                            "keywords", "channel", "template", "symbol", "message"};
-        const char *a[10];
-        if (!get_attrs(L, atts, names, a, 10)) return;
+                                            "keywords", "channel", "template", "symbol", "message",
+                                            "name"};
+        const char *a[11];
+        if (!get_attrs(L, atts, names, a, 11)) return;
         uint32_t line = cur_line(L);
         p_event *e = etw_mf_vec_push(L, &pp->events, sizeof *e);
         if (!e) { stop(L, L->st, L->reason); return; }
@@ -271,6 +272,7 @@ static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **at
         e->tmpl = a[7];
         e->symbol = a[8];
         e->message = a[9];
+        e->name = a[10];
         e->line = line;
         break;
     }
