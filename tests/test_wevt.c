@@ -15,6 +15,7 @@
 #include "schema/etw_cache.h"
 #include "source/etw_manifest.h"
 #include "source/etw_manifest_ext.h"
+#include "source/etw_manifest_types.h"
 #include "wevt/etw_msgtable.h"
 #include "wevt/etw_wevt.h"
 
@@ -55,6 +56,14 @@ static etw_manifest_set *new_set(diags *dg) {
     etw_manifest_set *m = NULL;
     etw_manifest_set_new(&m, &o);
     return m;
+}
+
+static int print_event(void *ctx, const etw_guid *g, uint16_t id, uint8_t v) {
+    (void)ctx;
+    char b[ETW_GUID_STRING_SIZE];
+    etw_guid_format(g, b);
+    fprintf(stderr, "  set has %s id %u version %u\n", b, id, v);
+    return 0;
 }
 
 /* ---- schema comparison ------------------------------------------------------ */
@@ -200,8 +209,15 @@ static void compare_case(const char *name, const char *blob, const char *msg) {
             mtp = &mt;
         }
     }
-    ETW_CHECK(b != NULL);
-    if (b) ETW_CHECK_INT(etw_wevt_load_blob(bin, b, blen, mtp, path, &nb), ETW_OK);
+    if (strstr(blob, ".dll")) { /* a DLL made of the v5 blob and the message table */
+        free(b);
+        b = NULL;
+        snprintf(path, sizeof path, "%s", blob);
+        ETW_CHECK_INT(etw_manifest_load_path(bin, path, &nb), ETW_OK);
+    } else {
+        ETW_CHECK(b != NULL);
+        if (b) ETW_CHECK_INT(etw_wevt_load_blob(bin, b, blen, mtp, path, &nb), ETW_OK);
+    }
     ETW_CHECK_INT(nb, nx);
     ETW_CHECK_INT(etw_manifest_event_count(bin), etw_manifest_event_count(xml));
     if (db.errors) fprintf(stderr, "  %s.%s: %d problems, first: %s\n", name, blob, db.errors, db.first);
@@ -211,7 +227,7 @@ static void compare_case(const char *name, const char *blob, const char *msg) {
     c.xml = xml;
     c.bin = bin;
     char label[128];
-    snprintf(label, sizeof label, "%s.%s", name, blob);
+    snprintf(label, sizeof label, "%s.%s", name, strrchr(blob, '/') ? strrchr(blob, '/') + 1 : blob);
     c.label = label;
     c.no_provider_name = strstr(blob, "v3") != NULL;
     etw_cache_new(&c.cx, NULL);
@@ -408,8 +424,85 @@ static void test_not_a_blob(void) {
     ETW_CHECK(etw_wevt_is_pe((const uint8_t *)"MZ\x90", 3));
 }
 
+/* The same through DLLs tests/make_wevt_dlls.sh builds from each v5 blob
+ * and its message table (llvm-rc, llvm-cvtres, lld-link). */
+static void test_dll_equals_manifest(void) {
+#ifdef ETW_WEVT_DLL_DIR
+    static const char *const names[] = {"EventAttributes", "ImportChannelFromProvider", "ImportChannels", "Large",
+                                        "ProviderTraits",  "ReferenceChannels",         "TaskOpcodes",    "wpf-etw"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char dll[512];
+        snprintf(dll, sizeof dll, "%s/%s.dll", ETW_WEVT_DLL_DIR, names[i]);
+        compare_case(names[i], dll, NULL);
+    }
+#else
+    printf("  (no test DLLs: configured with -DETW_WEVT_DLLS=OFF)\n");
+#endif
+}
+
+/* Resolve one event of a set. */
+static const etw_schema *resolve(etw_manifest_set *m, etw_cache *c, const char *guid, uint16_t id, uint8_t v) {
+    etw_guid g;
+    const etw_schema *s = NULL;
+    if (!etw_mf_parse_guid(guid, &g)) return NULL;
+    etw_manifest_resolve(m, c, &g, id, v, 8, &s, NULL);
+    return s;
+}
+
+/* plaso's test DLL (PE32): one provider, one event with a UnicodeString
+ * and an Int32, its message "A test value" from the file's own table. */
+static void test_plaso_dll(void) {
+    diags dg = {0};
+    etw_manifest_set *m = new_set(&dg);
+    uint32_t n = 0;
+    ETW_CHECK_INT(etw_manifest_load_path(m, ETW_TEST_DATA_DIR "/wevt/pe/wrc-test-wevt_template.dll", &n), ETW_OK);
+    ETW_CHECK_INT(n, 1);
+    ETW_CHECK_INT(etw_manifest_event_count(m), 1);
+    ETW_CHECK_INT(dg.errors, 0);
+    etw_cache *c = NULL;
+    etw_cache_new(&c, NULL);
+    const etw_schema *s = resolve(m, c, "67883bbc-d592-4d02-8e29-66907fcb07d6", 1, 1);
+    if (!s) { /* the GUID as the blob has it: print what there is */
+        etw_manifest_foreach_event(m, print_event, NULL);
+    }
+    ETW_CHECK(s != NULL);
+    if (s) {
+        ETW_CHECK_INT(s->prop_count, 2);
+        ETW_CHECK_INT(s->props[0].in_type, ETW_INTYPE_UNICODESTRING);
+        ETW_CHECK_INT(s->props[1].in_type, ETW_INTYPE_INT32);
+        ETW_CHECK_STR(s->message, "A test value");
+        ETW_CHECK_STR(s->props[0].name, "name");
+        ETW_CHECK_STR(s->props[1].name, "value");
+        ETW_CHECK_STR(s->event_name, "EventID(1)"); /* no task, no name: json-output.md */
+        ETW_CHECK(s->provider_name == NULL);        /* a v3.1 blob, no provider message */
+    }
+    etw_cache_free(c);
+    etw_manifest_set_free(m);
+}
+
+/* A file with a message table and no WEVT_TEMPLATE, and a language-neutral
+ * file with only a MUI resource: each said clearly, nothing loaded. */
+static void test_pe_without_manifest(void) {
+    diags dg = {0};
+    etw_manifest_set *m = new_set(&dg);
+    uint32_t n = 9;
+    ETW_CHECK_INT(etw_manifest_load_path(m, ETW_TEST_DATA_DIR "/wevt/pe/wrc_test.dll", &n), ETW_E_NOT_FOUND);
+    ETW_CHECK_INT(n, 0);
+    ETW_CHECK(strstr(dg.first, "wrc_test.dll:0: no WEVT_TEMPLATE resource: no instrumentation manifest") != NULL);
+    diags d2 = {0};
+    etw_manifest_set *m2 = new_set(&d2);
+    ETW_CHECK_INT(etw_manifest_load_path(m2, ETW_TEST_DATA_DIR "/wevt/pe/wrc_test.mui.dll", &n), ETW_E_NOT_FOUND);
+    ETW_CHECK(strstr(d2.first, "language-neutral file") != NULL);
+    ETW_CHECK(strstr(d2.first, "en-US/<file>.mui") != NULL);
+    etw_manifest_set_free(m);
+    etw_manifest_set_free(m2);
+}
+
 int main(void) {
     ETW_RUN(test_blob_equals_manifest);
+    ETW_RUN(test_dll_equals_manifest);
+    ETW_RUN(test_plaso_dll);
+    ETW_RUN(test_pe_without_manifest);
     ETW_RUN(test_truncated);
     ETW_RUN(test_lying_fields);
     ETW_RUN(test_not_a_blob);

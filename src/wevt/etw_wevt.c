@@ -683,9 +683,10 @@ static int read_provider(wevt *w, const etw_guid *guid, uint32_t off) {
         }
         if (order[k] == M_PRVA && pp->name) w->pname = pp->name;
     }
-    /* no PRVA (v3 blobs): the provider's message is its name, as the
-     * registry's Publishers key names it; else the GUID */
-    if (!pp->name) pp->name = pmsg ? pmsg : pp->guid;
+    /* no PRVA (v3 blobs): the provider's message, which Windows
+     * manifests set to the provider's name (the name the registry's
+     * Publishers key holds); else none (the GUID is shown) */
+    if (!pp->name) pp->name = pmsg;
     return 1;
 }
 
