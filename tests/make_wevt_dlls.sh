@@ -8,6 +8,11 @@
 #   make_wevt_dlls.sh OUTDIR [SRCDIR]
 #
 # SRCDIR defaults to tests/data/wevt/event-trace-kit beside this script.
+#
+# Also, laid out as Windows keeps a language-neutral file and its strings:
+# split/wpf-etw.dll (WEVT_TEMPLATE only), split/wpf-etw.mui (the message
+# table only: the en-US .mui) and split/wpf-etw.de-DE.mui (the same table
+# with the map entry "Render" spelled "Zeigen", to tell languages apart).
 set -euo pipefail
 out=${1:?usage: make_wevt_dlls.sh OUTDIR [SRCDIR]}
 src=${2:-$(cd "$(dirname "$0")" && pwd)/data/wevt/event-trace-kit}
@@ -36,5 +41,28 @@ for wevt in "$src"/*.wevt.v5.bin; do
   rm -f "$work"/t.*
   n=$((n + 1))
 done
+# the split files of wpf-etw
+mkdir -p "$out/split"
+cp "$src/wpf-etw.wevt.v5.bin" "$work/t.wevt.bin"
+cp "$src/wpf-etw.msg.bin" "$work/t.msg.bin"
+python3 - "$work/t.msg.bin" "$work/d.msg.bin" <<'PY'
+import sys
+b = open(sys.argv[1], "rb").read()
+old, new = "Render\r\n".encode("utf-16-le"), "Zeigen\r\n".encode("utf-16-le")
+assert b.count(old) == 1, "wpf-etw.msg.bin: expected one Render entry"
+open(sys.argv[2], "wb").write(b.replace(old, new))
+PY
+build_one() { # rc-text output
+  printf '%b' "$1" >"$work/t.rc"
+  (cd "$work" && "$rc" /FO t.res t.rc && "$cvtres" /machine:x64 /out:t.obj t.res &&
+    "$link" /dll /noentry /machine:x64 /out:t.dll t.obj >/dev/null)
+  mv "$work/t.dll" "$2"
+  rm -f "$work/t.res" "$work/t.obj" "$work/t.rc"
+}
+build_one '1 WEVT_TEMPLATE "t.wevt.bin"\n' "$out/split/wpf-etw.dll"
+build_one '1 11 "t.msg.bin"\n' "$out/split/wpf-etw.mui"
+build_one '1 11 "d.msg.bin"\n' "$out/split/wpf-etw.de-DE.mui"
+rm -f "$work"/*.bin
+
 [ "$n" -gt 0 ] || { echo "make_wevt_dlls: no case with both .wevt.v5.bin and .msg.bin in $src" >&2; exit 1; }
 echo "make_wevt_dlls: $n DLLs in $out"

@@ -52,6 +52,10 @@ typedef struct etw_decoder_options {
     void *diag_ctx;
     /* 1: do not learn .NET EventSource manifests from the trace. */
     int no_eventsource;
+    /* The language of the message tables PE files (WEVT_TEMPLATE) give names
+     * and messages in, e.g. "de-DE": the file's own table in that language,
+     * else <dir>/<lang>/<file>.mui. NULL: en-US. */
+    const char *lang;
 } etw_decoder_options;
 
 typedef struct etw_decoder_stats {
@@ -85,6 +89,18 @@ void etw_decoder_free(etw_decoder *d);
  * line); ETW_E_IO when the path cannot be read. *providers (may be NULL)
  * receives the number of providers loaded by this call. */
 etw_status etw_decoder_add_manifest(etw_decoder *d, const char *path, uint32_t *providers);
+
+/* A manifest path may also be a PE file (DLL, EXE, SYS) whose WEVT_TEMPLATE
+ * resource is read with its message table (the file's own, else
+ * <dir>/<lang>/<file>.mui), or a bare WEVT_TEMPLATE blob (CRIM). */
+
+/* Providers of a Windows image (etw_windows.h): each loads, from the file
+ * the index names, the first time an event of it needs a schema, into the
+ * user manifests without replacing a provider they hold. The index must
+ * outlive the decoder; at most ETW_DECODER_MAX_WINDOWS. */
+#define ETW_DECODER_MAX_WINDOWS 8
+struct etw_windows_index;
+etw_status etw_decoder_add_windows(etw_decoder *d, const struct etw_windows_index *x);
 
 /* The same from XML text in memory; origin names it in messages. */
 etw_status etw_decoder_add_manifest_xml(etw_decoder *d, const char *xml, size_t len,

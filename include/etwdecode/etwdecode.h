@@ -42,6 +42,7 @@
 #include "etw_status.h"
 #include "etw_traits.h"
 #include "etw_types.h"
+#include "etw_windows.h"
 
 #ifdef __cplusplus
 extern "C" {

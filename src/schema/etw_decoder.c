@@ -10,6 +10,7 @@
 #include "../source/etw_kernel_source.h"
 #include "../source/etw_manifest.h"
 #include "../source/etw_manifest_ext.h"
+#include "etwdecode/etw_windows.h"
 #include "../source/etw_metadata.h"
 #include "../source/etw_tracelogging.h"
 #include "etw_cache.h"
@@ -52,6 +53,9 @@ struct etw_decoder {
     size_t refs_len;
     etw_decoder_stats stats;
     char why[640]; /* room for a manifest's path and provider name */
+    /* Windows images whose providers load lazily into the user set */
+    const etw_windows_index *windows[ETW_DECODER_MAX_WINDOWS];
+    uint32_t nwindows;
 };
 
 static void report(void *ctx, const etw_diag *diag) {
@@ -65,6 +69,32 @@ static void report(void *ctx, const etw_diag *diag) {
 
 static etw_status es_manifest(void *ctx, const etw_guid *provider, uint32_t pid, const uint8_t *xml,
                               size_t len);
+
+/* The user set's lazy loader: the file of a Windows image that holds the
+ * provider (its WEVT_TEMPLATE), loaded without replacing what the set
+ * holds. */
+static int user_lazy(void *ctx, etw_manifest_set *m, const etw_guid *provider) {
+    etw_decoder *d = ctx;
+    for (uint32_t i = 0; i < d->nwindows; i++) {
+        const char *path = etw_windows_index_find(d->windows[i], provider);
+        if (!path) continue;
+        uint32_t n = 0;
+        etw_manifest_load_path(m, path, &n);
+        if (etw_manifest_has_provider(m, provider)) {
+            d->stats.manifest_providers = etw_manifest_provider_count(m);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+etw_status etw_decoder_add_windows(etw_decoder *d, const etw_windows_index *x) {
+    if (!d || !x) return ETW_E_INVALID_ARG;
+    if (d->nwindows == ETW_DECODER_MAX_WINDOWS) return ETW_E_LIMIT;
+    d->windows[d->nwindows++] = x;
+    etw_cache_miss_clear(d->cache);
+    return etw_manifest_set_lazy(d->user, user_lazy, d);
+}
 
 etw_status etw_decoder_new(etw_decoder **out, const etw_decoder_options *opt) {
     if (!out) return ETW_E_INVALID_ARG;
@@ -105,6 +135,10 @@ etw_status etw_decoder_new(etw_decoder **out, const etw_decoder_options *opt) {
     }
     etw_manifest_set_cache(d->user, d->cache);
     etw_manifest_set_cache(d->es_set, d->cache);
+    if (d->opt.lang && etw_manifest_set_lang(d->user, d->opt.lang) != ETW_OK) {
+        etw_decoder_free(d);
+        return ETW_E_INVALID_ARG;
+    }
     /* Precedence: the user's manifests, then EventSource manifests from the
      * trace, then metadata merged into the trace. */
     etw_source src = etw_manifest_as_source(d->user);

@@ -235,6 +235,9 @@ static void install(loader *L, mf_provider *p) {
     etw_manifest_set *m = L->m;
     mf_provider **s = prov_slot(m, &p->guid);
     mf_provider *old = *s;
+    /* a file loaded lazily (for another of its providers) never replaces
+     * what the set holds: the user's own manifests come first */
+    if (old && m->lazy_depth) return;
     p->order = m->next_order++;
     p->doc->live++;
     *s = p;

@@ -22,6 +22,7 @@
 #define EXIT_INTERRUPTED 130 /* Ctrl-C (128 + SIGINT, the shell convention) */
 
 #define MAX_MANIFESTS 64
+#define MAX_WINDOWS ETW_DECODER_MAX_WINDOWS
 #define MAX_FILTERS 256
 #define MAX_INPUTS 4096
 /* A trace read from standard input ("-") or another stream (a pipe, a
@@ -43,6 +44,10 @@ typedef struct options {
     int ninputs;
     const char *manifests[MAX_MANIFESTS];
     int nmanifests;
+    const char *windows[MAX_WINDOWS]; /* --windows DIR */
+    int nwindows;
+    etw_windows_index *win_index[MAX_WINDOWS]; /* opened by main, shared by every decoder */
+    const char *lang;                 /* --lang */
     int no_manifest_events;
     int messages;
     const char *output;
@@ -114,6 +119,9 @@ int parallel_run(const options *o, etw_multi *m);
  * pipeline (one decoder and filter per thread, in one pass over the file:
  * no pre-scan). s->dec and s->filter are not used. */
 int run_events_parallel(session *s);
+
+/* main.c: give a decoder the --windows indexes (every decoder of a run). */
+void add_windows(const options *o, etw_decoder *dec);
 
 /* main.c: worker threads for -j (0: all on the calling thread, -j 1). */
 unsigned worker_threads(const options *o);

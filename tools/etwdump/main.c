@@ -35,10 +35,12 @@ int setup_decoder(const options *o, etw_multi *m, diag_ctx *dc, etw_decoder **ou
     etw_decoder_options dopt = {0};
     dopt.on_diag = on_decoder_diag;
     dopt.diag_ctx = dc;
+    dopt.lang = o->lang;
     if (etw_decoder_new(out, &dopt) != ETW_OK) {
         fprintf(stderr, "etwdump: out of memory\n");
         return EXIT_FATAL;
     }
+    add_windows(o, *out);
     int rc = EXIT_CLEAN;
     for (int i = 0; i < o->nmanifests; i++) {
         etw_status ms = etw_decoder_add_manifest(*out, o->manifests[i], NULL);
@@ -59,6 +61,42 @@ int setup_decoder(const options *o, etw_multi *m, diag_ctx *dc, etw_decoder **ou
     }
     dc->muted = 0;
     return rc;
+}
+
+void add_windows(const options *o, etw_decoder *dec) {
+    for (int i = 0; i < o->nwindows; i++)
+        if (o->win_index[i]) etw_decoder_add_windows(dec, o->win_index[i]);
+}
+
+/* Problems indexing a Windows folder: damaged files are warnings (the
+ * scan goes on), a folder that is not a Windows image is an error. */
+static void on_windows_diag(void *ctx, const etw_diag *d) {
+    const diag_ctx *c = ctx;
+    if (c->quiet && d->status != ETW_E_NOT_FOUND) return;
+    fprintf(stderr, "etwdump: %s%s\n", d->status == ETW_E_NOT_FOUND ? "" : "warning: ", d->message);
+}
+
+/* Open the --windows indexes (a cache file keeps each between runs). */
+static int open_windows(options *o, diag_ctx *dc) {
+    for (int i = 0; i < o->nwindows; i++) {
+        etw_windows_options wo = {0};
+        wo.on_diag = on_windows_diag;
+        wo.diag_ctx = dc;
+        etw_status st = etw_windows_index_open(&o->win_index[i], o->windows[i], &wo);
+        if (st == ETW_E_NOT_FOUND) return 0; /* said by on_windows_diag */
+        if (st != ETW_OK) {
+            fprintf(stderr, "etwdump: --windows %s: %s\n", o->windows[i], etw_strerror(st));
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void close_windows(options *o) {
+    for (int i = 0; i < o->nwindows; i++) {
+        etw_windows_index_free(o->win_index[i]);
+        o->win_index[i] = NULL;
+    }
 }
 
 unsigned worker_threads(const options *o) {
@@ -101,6 +139,12 @@ int main(int argc, char **argv) {
     output_name_set(o.output);
     etw_decoder *dec = NULL;
     etw_filter *filter = NULL;
+    if (!open_windows(&o, &dc)) {
+        close_windows(&o);
+        etw_multi_free(m);
+        inputs_free();
+        return EXIT_FATAL;
+    }
     int parallel = parallel_run(&o, m);
     /* the pipeline makes its own decoders and filters, one per thread */
     int rc = parallel ? EXIT_CLEAN : setup_decoder(&o, m, &dc, &dec);
@@ -137,6 +181,7 @@ int main(int argc, char **argv) {
     }
     etw_filter_free(filter);
     etw_decoder_free(dec);
+    close_windows(&o);
     etw_multi_free(m);
     inputs_free();
     return rc;

@@ -171,6 +171,20 @@ int parse_args(int argc, char **argv, options *o) {
                 return 0;
             }
             o->manifests[o->nmanifests++] = argv[i];
+        } else if (!strcmp(a, "--windows")) {
+            if (++i >= argc) goto missing;
+            if (o->nwindows == MAX_WINDOWS) {
+                fprintf(stderr, "etwdump: at most %d --windows options\n", MAX_WINDOWS);
+                return 0;
+            }
+            o->windows[o->nwindows++] = argv[i];
+        } else if (!strcmp(a, "--lang")) {
+            if (++i >= argc) goto missing;
+            if (strlen(argv[i]) > 23 || !*argv[i]) {
+                fprintf(stderr, "etwdump: --lang takes a language tag such as en-US or de-DE\n");
+                return 0;
+            }
+            o->lang = argv[i];
         } else if (!strcmp(a, "--no-manifest-events")) {
             o->no_manifest_events = 1;
         } else if (!strcmp(a, "--messages")) {

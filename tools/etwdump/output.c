@@ -173,6 +173,7 @@ static etw_status par_setup(void *ctx, etw_decoder *dec) {
     par_run *pr = ctx;
     const options *o = pr->s->o;
     int first = pr->setups++ == 0;
+    add_windows(o, dec);
     for (int i = 0; i < o->nmanifests; i++) {
         etw_status ms = etw_decoder_add_manifest(dec, o->manifests[i], NULL);
         if (!first) continue;
@@ -323,6 +324,7 @@ static int run_pipeline(session *s, par_run *pr) {
     memset(&po, 0, sizeof po);
     po.threads = worker_threads(o);
     po.decoder.on_diag = on_decoder_diag;
+    po.decoder.lang = s->o->lang;
     po.decoder.diag_ctx = s->dc;
     po.setup = par_setup;
     po.worker_new = par_worker_new;

@@ -91,6 +91,7 @@ static etw_status stat_setup(void *ctx, etw_decoder *dec) {
     stat_run *sr = ctx;
     const options *o = sr->s->o;
     int first = sr->setups++ == 0;
+    add_windows(o, dec);
     for (int i = 0; i < o->nmanifests; i++) {
         etw_status ms = etw_decoder_add_manifest(dec, o->manifests[i], NULL);
         if (!first) continue;
@@ -214,6 +215,7 @@ static int scan_parallel(session *s, etw_stats *stats) {
     memset(&po, 0, sizeof po);
     po.threads = worker_threads(o);
     po.decoder.on_diag = on_decoder_diag;
+    po.decoder.lang = s->o->lang;
     po.decoder.diag_ctx = s->dc;
     po.setup = stat_setup;
     po.worker_new = stat_worker_new;
