@@ -192,6 +192,13 @@ def main():
         d8 = {(e["provider_guid"], e["id"]): e for e in evs8[1:]}.get((WPF, 12001), {})
         check(rc8 == 0 and d8.get("fields") == d.get("fields") and d8.get("event") == d.get("event"),
               "-m wpf-etw.dll: %r" % d8)
+        # -m with the bare blob: the same events, but no message table: a
+        # map entry without its text is its value
+        rc9, evs9, err9, _ = run(env, "-m", os.path.join(DATA, "wevt", "event-trace-kit", "wpf-etw.wevt.v5.bin"), etl)
+        d9 = {(e["provider_guid"], e["id"]): e for e in evs9[1:]}.get((WPF, 12001), {})
+        check(rc9 == 0 and d9.get("event") == "WClientUIContextDispatch/Start" and
+              d9.get("fields") == {"Priority": "7", "Operation": "Layout", "Id": 42},
+              "-m wpf-etw.wevt.v5.bin: %r %r" % (d9, err9))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("%d passed, %d failed" % (passed, failed))
