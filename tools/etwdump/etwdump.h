@@ -44,6 +44,7 @@ typedef struct options {
     const char *manifests[MAX_MANIFESTS];
     int nmanifests;
     int no_manifest_events;
+    int no_default_manifests; /* etw_decoder_options.no_default_manifests */
     int messages;
     const char *output;
     int stats;

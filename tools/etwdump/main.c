@@ -35,6 +35,7 @@ int setup_decoder(const options *o, etw_multi *m, diag_ctx *dc, etw_decoder **ou
     etw_decoder_options dopt = {0};
     dopt.on_diag = on_decoder_diag;
     dopt.diag_ctx = dc;
+    dopt.no_default_manifests = o->no_default_manifests;
     if (etw_decoder_new(out, &dopt) != ETW_OK) {
         fprintf(stderr, "etwdump: out of memory\n");
         return EXIT_FATAL;
