@@ -324,6 +324,52 @@ static void test_traces(void) {
     ETW_CHECK_INT(bp, 0);
 }
 
+/* Merged metadata outranks the built-in manifest even when it is learned
+ * after built-in schemas were handed out (etw_decoder_learn of MetaData
+ * records, as a reader of part of a trace does): the CLR events of
+ * net.4.5.2.x64.etl then resolve exactly as after a pre-scan. */
+static void clr_sources(etw_decoder *d, etw_reader *r, uint64_t *md, uint64_t *bi) {
+    etw_event ev;
+    *md = *bi = 0;
+    ETW_CHECK_INT(etw_reader_rewind(r), ETW_OK);
+    while (etw_reader_next(r, &ev) == ETW_OK) {
+        const etw_schema *s = NULL;
+        if (!etw_guid_equal(&ev.provider, &CLR) || etw_decoder_resolve(d, &ev, &s, NULL) != ETW_OK) continue;
+        if (s->source == ETW_SOURCE_METADATA) (*md)++;
+        else if (s->source == ETW_SOURCE_BUILTIN) (*bi)++;
+    }
+}
+
+static void test_metadata_learned_late(void) {
+    etw_reader *r = NULL;
+    ETW_CHECK_INT(etw_reader_open_file(&r, ETW_TEST_DATA_DIR "/net.4.5.2.x64.etl", NULL), ETW_OK);
+    if (!r) return;
+    uint64_t md_a, bi_a, md_b, bi_b, md_c, bi_c;
+    /* no metadata learned: the built-in manifest answers */
+    etw_decoder *d = new_decoder(0);
+    clr_sources(d, r, &md_a, &bi_a);
+    ETW_CHECK_INT(md_a, 0);
+    ETW_CHECK(bi_a > 1000);
+    /* the MetaData records learned now, after those schemas were used */
+    etw_event ev;
+    ETW_CHECK_INT(etw_reader_rewind(r), ETW_OK);
+    while (etw_reader_next(r, &ev) == ETW_OK)
+        if (etw_decoder_learn_kind(d, &ev) == ETW_LEARN_AHEAD) ETW_CHECK_INT(etw_decoder_learn(d, &ev), ETW_OK);
+    clr_sources(d, r, &md_b, &bi_b);
+    etw_decoder_free(d);
+    /* a pre-scan before the first event */
+    d = new_decoder(0);
+    ETW_CHECK_INT(etw_reader_rewind(r), ETW_OK);
+    ETW_CHECK_INT(etw_decoder_prescan(d, r), ETW_OK);
+    clr_sources(d, r, &md_c, &bi_c);
+    etw_decoder_free(d);
+    ETW_CHECK(md_c > 1000);
+    ETW_CHECK_INT(md_b, md_c);
+    ETW_CHECK_INT(bi_b, bi_c);
+    ETW_CHECK_INT(md_a + bi_a, md_c + bi_c);
+    etw_reader_close(r);
+}
+
 int main(void) {
     ETW_RUN(test_embedded_bytes);
     ETW_RUN(test_providers);
@@ -331,5 +377,6 @@ int main(void) {
     ETW_RUN(test_decoder_default);
     ETW_RUN(test_decoder_off);
     ETW_RUN(test_traces);
+    ETW_RUN(test_metadata_learned_late);
     return ETW_TEST_DONE();
 }
