@@ -161,7 +161,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const uint8_t *key = s.p + s.pos;
     size_t len = s.n - s.pos;
     uint64_t hash = (kw & 0x10) ? (uint64_t)(kw & 3) : etw_cache_hash(key, len);
-    etw_schema_source source = (etw_schema_source)(1 + kw % 5);
+    etw_schema_source source = (etw_schema_source)(1 + kw % ETW_SOURCE_BUILTIN);
     uint8_t width = (kw & 0x20) ? 4 : 8;
 
     int expect = ref_valid(&d);

@@ -367,7 +367,7 @@ static void check_event(run *r, const etw_event *ev) {
             FUZZ_ASSERT(s->source == ETW_SOURCE_METADATA || s->source == ETW_SOURCE_MOF);
         } else {
             FUZZ_ASSERT(s->source == ETW_SOURCE_MANIFEST || s->source == ETW_SOURCE_EVENTSOURCE ||
-                        s->source == ETW_SOURCE_METADATA);
+                        s->source == ETW_SOURCE_METADATA || s->source == ETW_SOURCE_BUILTIN);
             if (etw_decoder_is_manifest_event(ev)) FUZZ_ASSERT(strcmp(s->event_name, "ManifestData") == 0);
         }
         /* walk the payload */

@@ -477,6 +477,64 @@ if os.path.exists(tool):
 else:
     print("note: %s not found; PerfView baseline comparisons skipped" % tool)
 
+# --- the CLR manifest built into etwdump (no -m) ----------------------------------
+# gcevents.etl (.NET 8, recorded on Windows): every Microsoft-Windows-DotNETRuntime
+# event decodes without a manifest given (before the built-in manifest: 69 of the
+# 71 events carried "no schema"), with the field values PerfView's baseline shows.
+gc = decoded["gcevents.etl"]
+errs = [e for e in gc if "error" in e]
+check(len(errs) == 0, "gcevents without -m: %d events with an error, expected 0 (%r)" % (
+    len(errs), errs[:1]))
+clr_evs = [e for e in gc if e["provider"] == "Microsoft-Windows-DotNETRuntime"]
+check(len(clr_evs) == 69, "gcevents without -m: %d DotNETRuntime events named, expected 69" % len(clr_evs))
+base_lines = [m for m in (LINE.match(x.rstrip("\n")) for x in
+                          open(os.path.join(DATA, "gcevents.baseline.txt"), encoding="utf-8-sig")) if m]
+for name in ("GC/Start", "GC/Stop", "GC/SuspendEEStart", "GC/Triggered", "GC/RestartEEStop"):
+    want = [m for m in base_lines if m.group("name") == "Microsoft-Windows-DotNETRuntime/" + name]
+    got = [e for e in gc if e["event"] == name]
+    check(len(want) >= 1 and len(got) >= len(want), "gcevents %s: %d events, baseline shows %d" % (
+        name, len(got), len(want)))
+    for m, e in zip(want, got):
+        check((e["pid"], e["tid"], e["data_len"]) == (int(m.group("pid")), int(m.group("tid")), int(m.group("len"))),
+              "gcevents %s: pid/tid/data_len as PerfView's" % name)
+        for field in re.finditer(r"(\w+)=(.*?); ", m.group("rest") + " "):
+            key, exp = field.group(1), field.group(2)
+            got_text = shown(perfview_text(e["fields"].get(key)))
+            check(got_text == exp, "gcevents %s %s=%s, PerfView shows %s" % (name, key, got_text, exp))
+first_start = [e for e in gc if e["event"] == "GC/Start"][0]["fields"]
+check(first_start == {"Count": 1, "Depth": 1, "Reason": "Induced", "Type": "NonConcurrentGC", "ClrInstanceID": 8,
+                      "ClientSequenceNumber": 0}, "gcevents first GC/Start fields: %r" % first_start)
+first_susp = [e for e in gc if e["event"] == "GC/SuspendEEStart"][0]["fields"]
+check(first_susp == {"Reason": "SuspendForGC", "Count": 0, "ClrInstanceID": 8},
+      "gcevents first GC/SuspendEEStart fields: %r" % first_susp)
+# the same with -m ClrEtwAll.man (same manifest) and with -j 2
+rc, with_m, err = events(os.path.join(DATA, "gcevents.etl"), "-m", os.path.join(DATA, "ClrEtwAll.man"))
+check(rc == 0 and with_m == gc, "gcevents: the built-in manifest decodes as -m ClrEtwAll.man does")
+rc, par, err = events(os.path.join(DATA, "gcevents.etl"), "-j", "2")
+check(rc == 0 and par == gc, "gcevents -j 2: the same events with the built-in manifest")
+# --no-default-manifests brings the no-schema errors back, on one thread and on two
+for extra in ([], ["-j", "2"]):
+    rc, off, err = events(os.path.join(DATA, "gcevents.etl"), "--no-default-manifests", *extra)
+    off_errs = [e for e in off if "error" in e]
+    check(rc == 0 and len(off) == 71 and len(off_errs) == 69,
+          "gcevents --no-default-manifests %s: %d errors of %d events, expected 69 of 71" % (
+              " ".join(extra), len(off_errs), len(off)))
+    check(all(e["error"].startswith("no schema: manifest not found for provider "
+                                    "e13c0d23-ccbc-4e12-931b-d9cc2eee27e4") for e in off_errs),
+          "gcevents --no-default-manifests %s: the errors say no manifest: %r" % (
+              " ".join(extra), off_errs[0].get("error") if off_errs else None))
+# ... and a manifest given still decodes them
+rc, off_m, err = events(os.path.join(DATA, "gcevents.etl"), "--no-default-manifests", "-m",
+                        os.path.join(DATA, "ClrEtwAll.man"))
+check(rc == 0 and off_m == gc, "gcevents --no-default-manifests -m ClrEtwAll.man decodes every event")
+# --schemas says where the schemas came from
+rc, out, err = run("--schemas", os.path.join(DATA, "gcevents.etl"))
+sources = set(re.findall(r'"source":"(\w+)"', out))
+check(rc == 0 and sources == {"builtin", "mof"}, "gcevents --schemas: sources %r" % sorted(sources))
+rc, out, err = run("--schemas", "-m", os.path.join(DATA, "ClrEtwAll.man"), os.path.join(DATA, "gcevents.etl"))
+sources = set(re.findall(r'"source":"(\w+)"', out))
+check(rc == 0 and sources == {"manifest", "mof"}, "gcevents --schemas -m: the user's manifest first: %r" % sorted(sources))
+
 # --- --stats -----------------------------------------------------------------
 rc, out, err = run("--stats", os.path.join(DATA, "net.4.5.2.x64.etl"))
 check(rc == 0, "--stats exit %d" % rc)

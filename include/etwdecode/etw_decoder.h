@@ -14,7 +14,8 @@
  *   4. every other event is keyed by (provider GUID, id, version), looked up
  *      in the maps of the manifest-like sources in precedence order (user
  *      manifests, then EventSource manifests from the trace, then metadata
- *      merged into the trace).
+ *      merged into the trace, then the manifests shipped with the library:
+ *      the CLR's, unless no_default_manifests; docs/schema-sources.md).
  *
  * A lookup hashes its key once. A key no source knows is remembered in a
  * bounded negative cache, which is cleared whenever a source learns
@@ -56,6 +57,13 @@ typedef struct etw_decoder_options {
      * and messages in, e.g. "de-DE": the file's own table in that language,
      * else <dir>/<lang>/<file>.mui. NULL: en-US. */
     const char *lang;
+    /* 1: do not use the manifests shipped with the library (the CLR's
+     * ClrEtwAll.man: Microsoft-Windows-DotNETRuntime, -Rundown, -Stress,
+     * -Private, Microsoft-DotNETRuntimeMonoProfiler). By default they decode
+     * those providers' events that no other source describes, below user
+     * manifests, EventSource manifests and metadata merged into the trace;
+     * the XML is parsed the first time such an event is met. */
+    int no_default_manifests;
 } etw_decoder_options;
 
 typedef struct etw_decoder_stats {
@@ -73,6 +81,8 @@ typedef struct etw_decoder_stats {
     uint32_t manifest_providers;    /* providers loaded from user manifests */
     uint32_t eventsource_manifests; /* EventSource manifests learned from the trace */
     uint32_t metadata_events;       /* TRACE_EVENT_INFO schemas merged into the trace */
+    uint32_t builtin_providers;     /* providers parsed from the built-in manifests:
+                                     * 0 until an event of one of them is met */
 } etw_decoder_stats;
 
 etw_status etw_decoder_new(etw_decoder **out, const etw_decoder_options *opt);

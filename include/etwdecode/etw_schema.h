@@ -36,7 +36,8 @@ typedef enum etw_schema_source {
     ETW_SOURCE_MANIFEST = 2,     /* an instrumentation manifest file passed by the user */
     ETW_SOURCE_EVENTSOURCE = 3,  /* a .NET EventSource manifest carried in the trace */
     ETW_SOURCE_METADATA = 4,     /* TRACE_EVENT_INFO merged into the trace (KernelTraceControl) */
-    ETW_SOURCE_MOF = 5           /* classic MOF classes */
+    ETW_SOURCE_MOF = 5,          /* classic MOF classes */
+    ETW_SOURCE_BUILTIN = 6       /* a manifest shipped with the library (the CLR's ClrEtwAll.man) */
 } etw_schema_source;
 
 /* In-types: the numbering of _TDH_IN_TYPE (tdh.h). TraceLogging in-types

@@ -24,7 +24,7 @@
  * (UNICODESTRING, UINT32, ...; STRUCT for structs), "out_type" the
  * out-type's name (tdh.h, without the TDH_OUTTYPE_ prefix; null for the
  * in-type's default), "source" one of tracelogging, manifest, eventsource,
- * metadata, mof. The schemas are borrowed from the decoder: it must outlive
+ * metadata, mof, builtin (a manifest shipped with the library). The schemas are borrowed from the decoder: it must outlive
  * the collector's last etw_schemas_json call.
  */
 #ifndef ETWDECODE_ETW_SCHEMAS_H

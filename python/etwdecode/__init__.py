@@ -79,10 +79,13 @@ class _Events:
 
 
 def open(path, manifests=(), *, raw=False, no_manifest_events=False, max_events=0,
-         file_order=False, **filters):
+         file_order=False, default_manifests=True, **filters):
     """The events of the trace at `path`, in timestamp order, as dicts.
 
     manifests: instrumentation manifest files or directories (etwdump -m).
+    default_manifests: decode the .NET runtime's events with the CLR
+    manifest built into the library when no manifest given and no schema in
+    the trace describes them (False: etwdump --no-default-manifests).
     raw: add "raw" (bytes) to every event (etwdump --raw).
     no_manifest_events: leave out EventSource manifest chunks.
     max_events: stop after that many events (0: all).
@@ -95,7 +98,7 @@ def open(path, manifests=(), *, raw=False, no_manifest_events=False, max_events=
     etwdecode.DamageWarning warnings, with the file offset, and skipped.
     """
     options = dict(raw=raw, no_manifest_events=no_manifest_events, max_events=max_events,
-                   file_order=file_order)
+                   file_order=file_order, default_manifests=default_manifests)
     return _Events(path, manifests, options, filters)
 
 
@@ -110,7 +113,8 @@ def to_pandas(path, manifests=(), *, expand=None, **kwargs):
         return events_to_frame(events, expand=expand)
 
 
-def stats(path, manifests=(), *, no_manifest_events=False, max_events=0, **filters):
+def stats(path, manifests=(), *, no_manifest_events=False, max_events=0, default_manifests=True,
+          **filters):
     """The summary ``etwdump --stats --format json`` prints, as a dict: the
     file's header facts (session, OS, clock, buffers, lost events), and for
     the selected events their count and time range, counts by provider, by
@@ -118,14 +122,15 @@ def stats(path, manifests=(), *, no_manifest_events=False, max_events=0, **filte
     kind. Same keywords as open()."""
     from ._summary import trace_stats
     return trace_stats(path, manifests, filters, no_manifest_events=no_manifest_events,
-                       max_events=max_events)
+                       max_events=max_events, default_manifests=default_manifests)
 
 
-def schemas(path, manifests=(), *, no_manifest_events=False, max_events=0, **filters):
+def schemas(path, manifests=(), *, no_manifest_events=False, max_events=0, default_manifests=True,
+            **filters):
     """The schemas the selected events use, as ``etwdump --schemas`` prints
     them: a list of dicts (provider, provider_guid, event, id, version,
     opcode, task, level, channel, keywords, source, pointer_size, events,
     fields with their types, counts, lengths and maps)."""
     from ._summary import trace_schemas
     return trace_schemas(path, manifests, filters, no_manifest_events=no_manifest_events,
-                         max_events=max_events)
+                         max_events=max_events, default_manifests=default_manifests)

@@ -860,16 +860,18 @@ static int add_filters(Reader *self, PyObject *filters) {
 }
 
 /* Reader(path, manifests=(), *, raw=False, no_manifest_events=False,
- *        max_events=0, file_order=False, range=None, learn=None) */
+ *        max_events=0, file_order=False, range=None, learn=None,
+ *        no_decode=False, filters=None, default_manifests=True) */
 static int Reader_init(Reader *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"path", "manifests", "raw", "no_manifest_events", "max_events",
-                             "file_order", "range", "learn", "no_decode", "filters", NULL};
+                             "file_order", "range", "learn", "no_decode", "filters",
+                             "default_manifests", NULL};
     PyObject *path_obj, *manifests = NULL, *range = Py_None, *learn = Py_None, *filters = Py_None;
-    int raw = 0, no_me = 0, file_order = 0, no_decode = 0;
+    int raw = 0, no_me = 0, file_order = 0, no_decode = 0, default_manifests = 1;
     unsigned long long max_events = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|O$ppKpOOpO", kwlist, PyUnicode_FSDecoder, &path_obj,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|O$ppKpOOpOp", kwlist, PyUnicode_FSDecoder, &path_obj,
                                      &manifests, &raw, &no_me, &max_events, &file_order, &range, &learn,
-                                     &no_decode, &filters))
+                                     &no_decode, &filters, &default_manifests))
         return -1;
     if (self->r || self->path) {
         Py_DECREF(path_obj);
@@ -905,6 +907,7 @@ static int Reader_init(Reader *self, PyObject *args, PyObject *kw) {
     memset(&dopt, 0, sizeof dopt);
     dopt.on_diag = on_decoder_diag;
     dopt.diag_ctx = self;
+    dopt.no_default_manifests = !default_manifests; /* the CLR's built-in manifest */
     s = etw_decoder_new(&self->dec, &dopt);
     if (s != ETW_OK) return PyErr_NoMemory(), -1;
     /* relative since/until count from the session start, also in a range

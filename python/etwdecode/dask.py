@@ -81,14 +81,14 @@ def _count(path, blocksize, npartitions):
     return max(1, math.ceil(os.path.getsize(path) / blocksize))
 
 
-def _plan_file(path, n, manifests=()):
+def _plan_file(path, n, manifests=(), default_manifests=True):
     """The plan of one file in n time ranges (fewer when it has too few
     buffers): one pass over the record headers with one schema lookup per
     event, no payload decoded."""
     whole = [{"path": path, "range": None, "learn": None}]
     if n == 1:
         return whole
-    with Reader(path, list(manifests), learn=[]) as r:
+    with Reader(path, list(manifests), learn=[], default_manifests=default_manifests) as r:
         bounds = r._split(n)
         _counts, places = r._scan()
     if len(bounds) == 2:
@@ -106,7 +106,8 @@ def _plan_part(plan, i):
     return plan[i] if i < len(plan) else None
 
 
-def partitions(paths_or_globs, blocksize=DEFAULT_BLOCKSIZE, npartitions=None, manifests=()):
+def partitions(paths_or_globs, blocksize=DEFAULT_BLOCKSIZE, npartitions=None, manifests=(),
+               default_manifests=True):
     """The partition plan, computed here: a list of dicts {path, range,
     learn}, one per partition, in file then time order. range is (from, to)
     in FILETIME (100 ns since 1601) or None for a whole file; learn lists the
@@ -116,7 +117,7 @@ def partitions(paths_or_globs, blocksize=DEFAULT_BLOCKSIZE, npartitions=None, ma
     blocksize = _blocksize(blocksize)
     plan = []
     for path in _paths(paths_or_globs):
-        plan += _plan_file(path, _count(path, blocksize, npartitions), manifests)
+        plan += _plan_file(path, _count(path, blocksize, npartitions), manifests, default_manifests)
     return plan
 
 
@@ -132,7 +133,7 @@ def _tasks(fn, paths_or_globs, blocksize, npartitions, manifests, options, pairs
             part = {"path": path, "range": None, "learn": None}
             tasks.append(delayed(fn, pure=True)(part, manifests, options, pairs))
             continue
-        plan = delayed(_plan_file, pure=True)(path, n, manifests)
+        plan = delayed(_plan_file, pure=True)(path, n, manifests, options.get("default_manifests", True))
         for i in range(n):
             part = delayed(_plan_part, pure=True)(plan, i)
             tasks.append(delayed(fn, pure=True)(part, manifests, options, pairs))
@@ -164,25 +165,25 @@ def _list_of(part, manifests, options, pairs):
 
 
 def read_etl(paths_or_globs, manifests=(), blocksize=DEFAULT_BLOCKSIZE, npartitions=None, *,
-             raw=False, no_manifest_events=False, **filters):
+             raw=False, no_manifest_events=False, default_manifests=True, **filters):
     """The events of the traces as a dask DataFrame, with the columns of
     etwdecode.to_pandas (header keys, time as datetime64[ns, UTC], and a
     ``fields`` column of dicts). paths_or_globs: a path, a glob, a directory
     (its *.etl) or a list of them; filters: as etwdecode.open."""
     import dask.dataframe as dd
     pairs = predicates(filters)
-    options = {"raw": raw, "no_manifest_events": no_manifest_events}
+    options = {"raw": raw, "no_manifest_events": no_manifest_events, "default_manifests": default_manifests}
     manifests = [os.path.abspath(m) for m in manifests]
     tasks = _tasks(_frame_of, paths_or_globs, blocksize, npartitions, manifests, options, pairs)
     return dd.from_delayed(tasks, meta=_frames.empty_frame(), verify_meta=False)
 
 
 def to_bag(paths_or_globs, manifests=(), blocksize=DEFAULT_BLOCKSIZE, npartitions=None, *,
-           raw=False, no_manifest_events=False, **filters):
+           raw=False, no_manifest_events=False, default_manifests=True, **filters):
     """The events as a dask Bag of dicts (nested fields kept as they are),
     partitioned as read_etl partitions."""
     import dask.bag as db
     pairs = predicates(filters)
-    options = {"raw": raw, "no_manifest_events": no_manifest_events}
+    options = {"raw": raw, "no_manifest_events": no_manifest_events, "default_manifests": default_manifests}
     manifests = [os.path.abspath(m) for m in manifests]
     return db.from_delayed(_tasks(_list_of, paths_or_globs, blocksize, npartitions, manifests, options, pairs))

@@ -1,6 +1,7 @@
 """etwdecode.open(): events equal etwdump's JSON lines for every trace in
 tests/data, modulo the documented type differences (docs/python.md)."""
 import datetime as dt
+import json
 import math
 import os
 import re
@@ -156,3 +157,28 @@ def test_closed_reader_says_so():
     assert list(events) == []
     with pytest.raises(ValueError):
         events.stats()
+
+
+def test_default_manifests():
+    """The CLR manifest built into the library decodes gcevents.etl's .NET
+    events with no manifest given; default_manifests=False is etwdump
+    --no-default-manifests (69 "no schema" errors)."""
+    from conftest import etwdump_text
+    got = list(etwdecode.open(trace("gcevents.etl")))
+    assert len(got) == 71 and not [e for e in got if "error" in e]
+    start = [e for e in got if e["event"] == "GC/Start"][0]
+    assert start["provider"] == "Microsoft-Windows-DotNETRuntime"
+    assert start["fields"] == {"Count": 1, "Depth": 1, "Reason": "Induced", "Type": "NonConcurrentGC",
+                               "ClrInstanceID": 8, "ClientSequenceNumber": 0}
+    off = list(etwdecode.open(trace("gcevents.etl"), default_manifests=False))
+    rc, out, err = etwdump_text("--no-default-manifests", trace("gcevents.etl"))
+    want = [json.loads(line) for line in out.splitlines()]
+    assert len(off) == len(want) == 71
+    for i, (a, b) in enumerate(zip(off, want)):
+        same_event(a, b, "no-default#%d" % i)
+    assert sum("error" in e for e in off) == 69
+    st = etwdecode.stats(trace("gcevents.etl"), default_manifests=False)
+    assert st["errors"][0]["kind"] == "no schema" and st["errors"][0]["count"] == 69
+    assert not etwdecode.stats(trace("gcevents.etl"))["errors"]
+    assert {s["source"] for s in etwdecode.schemas(trace("gcevents.etl"))} == {"builtin", "mof"}
+    assert "builtin" not in {s["source"] for s in etwdecode.schemas(trace("gcevents.etl"), default_manifests=False)}

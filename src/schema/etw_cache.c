@@ -5,7 +5,7 @@
  *    bigger than a quarter block gets a block of its own). Each insert deep
  *    copies the draft into ONE arena chunk: the etw_schema, its props, its
  *    maps and their entries, every string, and (for a new key) the key bytes;
- *  - ten index maps, one per (source 1..5) x (pointer width 4, 8): open
+ *  - twelve index maps, one per (source 1..6) x (pointer width 4, 8): open
  *    addressing with linear probing, power-of-two capacity, load <= 1/2. Each
  *    slot stores the key's 64-bit hash, so a probe compares hashes before
  *    keys and growth re-slots entries from the stored hash (no rehash);
@@ -160,7 +160,7 @@ typedef struct miss_slot {
 struct etw_cache {
     etw_allocator al;
     uint64_t salt;
-    index_map maps[5][2]; /* [source - 1][ptr_size == 8] */
+    index_map maps[ETW_SOURCE_BUILTIN][2]; /* [source - 1][ptr_size == 8] */
     const etw_schema **by_id;
     uint32_t count;
     uint32_t id_cap;
@@ -260,7 +260,7 @@ static void map_remove_at(const etw_cache *c, index_map *m, size_t i) {
 }
 
 void etw_cache_forget_provider(etw_cache *c, etw_schema_source source, const etw_guid *provider) {
-    if (!c || !provider || source < ETW_SOURCE_TRACELOGGING || source > ETW_SOURCE_MOF) return;
+    if (!c || !provider || source < ETW_SOURCE_TRACELOGGING || source > ETW_SOURCE_BUILTIN) return;
     uint8_t g[16];
     etw_key_descriptor_guid(g, provider);
     for (int w = 0; w < 2; w++) {
@@ -354,7 +354,7 @@ etw_status etw_cache_new(etw_cache **out, const etw_allocator *alloc) {
 void etw_cache_free(etw_cache *c) {
     if (!c) return;
     etw_allocator al = c->al;
-    for (int s = 0; s < 5; s++)
+    for (int s = 0; s < ETW_SOURCE_BUILTIN; s++)
         for (int w = 0; w < 2; w++) etw_free(&al, c->maps[s][w].slots);
     etw_free(&al, (void *)c->by_id);
     arena_free(&c->ar, &al);
@@ -632,7 +632,7 @@ etw_status etw_cache_insert(etw_cache *c, etw_schema_source source, uint8_t ptr_
     if (out) *out = NULL;
     if (why) *why = NULL;
     if (!c || !draft || (!key && len) || source < ETW_SOURCE_TRACELOGGING ||
-        source > ETW_SOURCE_MOF)
+        source > ETW_SOURCE_BUILTIN)
         return ETW_E_INVALID_ARG;
     etw_status st = etw_schema_validate(draft, why);
     if (st != ETW_OK) return st;
@@ -702,7 +702,7 @@ etw_status etw_cache_insert(etw_cache *c, etw_schema_source source, uint8_t ptr_
 const etw_schema *etw_cache_find(const etw_cache *c, etw_schema_source source,
                                  uint8_t ptr_size, const void *key, size_t len,
                                  uint64_t hash) {
-    if (!c || source < ETW_SOURCE_TRACELOGGING || source > ETW_SOURCE_MOF) return NULL;
+    if (!c || source < ETW_SOURCE_TRACELOGGING || source > ETW_SOURCE_BUILTIN) return NULL;
     if (!key && len) return NULL;
     const index_map *m = &c->maps[(int)source - 1][ptr_size == 4 ? 0 : 1];
     const map_slot *s = map_lookup(c, m, key, len, hash);

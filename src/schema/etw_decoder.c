@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../common/etw_alloc.h"
+#include "../source/etw_builtin_manifests.h"
 #include "../source/etw_eventsource.h"
 #include "../source/etw_kernel_source.h"
 #include "../source/etw_manifest.h"
@@ -39,6 +40,11 @@ struct etw_decoder {
     etw_manifest_set *user;  /* manifests the user passed (first in precedence) */
     etw_manifest_set *es_set; /* EventSource manifests learned from the trace */
     etw_metadata_set *meta;  /* TRACE_EVENT_INFO merged into the trace */
+    etw_manifest_set *builtin; /* the library's own manifests (last in precedence;
+                                * NULL with no_default_manifests), parsed lazily */
+    etw_builtin_loader builtin_state;
+    int builtin_cached; /* a built-in schema was handed out since the last
+                         * time merged metadata was learned */
     etw_kernel_source *kernel; /* classic kernel (MOF) classes shipped with the library */
     etw_es_assembler *es;
     es_loaded *es_loaded;
@@ -126,6 +132,11 @@ etw_status etw_decoder_new(etw_decoder **out, const etw_decoder_options *opt) {
         mo.kind = ETW_SOURCE_EVENTSOURCE;
         s = etw_manifest_set_new(&d->es_set, &mo);
     }
+    if (s == ETW_OK && !d->opt.no_default_manifests) {
+        mo.kind = ETW_SOURCE_BUILTIN;
+        s = etw_manifest_set_new(&d->builtin, &mo);
+        if (s == ETW_OK) s = etw_builtin_manifests_attach(d->builtin, &d->builtin_state);
+    }
     if (s == ETW_OK) s = etw_metadata_set_new(&d->meta, &a);
     if (s == ETW_OK) s = etw_es_new(&d->es, &eo);
     if (s == ETW_OK) s = etw_kernel_source_new(&d->kernel, &d->alloc, report, d);
@@ -139,14 +150,20 @@ etw_status etw_decoder_new(etw_decoder **out, const etw_decoder_options *opt) {
         etw_decoder_free(d);
         return ETW_E_INVALID_ARG;
     }
+    etw_manifest_set_cache(d->builtin, d->cache);
     /* Precedence: the user's manifests, then EventSource manifests from the
-     * trace, then metadata merged into the trace. */
+     * trace, then metadata merged into the trace, then the manifests shipped
+     * with the library (docs/schema-sources.md). */
     etw_source src = etw_manifest_as_source(d->user);
     etw_decoder_add_source(d, &src);
     src = etw_manifest_as_source(d->es_set);
     etw_decoder_add_source(d, &src);
     src = etw_metadata_as_source(d->meta);
     etw_decoder_add_source(d, &src);
+    if (d->builtin) {
+        src = etw_manifest_as_source(d->builtin);
+        etw_decoder_add_source(d, &src);
+    }
     src = etw_metadata_as_classic_source(d->meta);
     etw_decoder_add_source(d, &src);
     /* Classic keys the trace's own metadata does not describe: the kernel
@@ -163,6 +180,7 @@ void etw_decoder_free(etw_decoder *d) {
     etw_es_free(d->es);
     etw_manifest_set_free(d->user);
     etw_manifest_set_free(d->es_set);
+    etw_manifest_set_free(d->builtin);
     etw_metadata_set_free(d->meta);
     etw_kernel_source_free(d->kernel);
     etw_tl_scratch_free(&d->tl);
@@ -241,6 +259,8 @@ static void no_event_reason(etw_decoder *d, const etw_event *ev, const char *gui
         from = origin;
     else if (etw_manifest_provider_info(d->es_set, &ev->provider, &name, NULL))
         from = "its EventSource manifest in the trace";
+    else if (etw_manifest_provider_info(d->builtin, &ev->provider, &name, &origin))
+        from = origin; /* "the built-in ClrEtwAll.man" */
     if (from)
         snprintf(d->why, sizeof d->why, "no schema: provider %s (from %s) has no event id %u version %u",
                  name && *name ? name : guid, from, ev->id, ev->version);
@@ -267,6 +287,7 @@ static etw_status resolve_keyed(etw_decoder *d, const etw_event *ev, etw_source_
         const etw_schema *s = etw_cache_find(d->cache, d->sources[i].kind, w, key, klen, h);
         if (s) {
             d->stats.hits++;
+            d->builtin_cached |= s->source == ETW_SOURCE_BUILTIN;
             *out = s;
             return ETW_OK;
         }
@@ -281,8 +302,11 @@ static etw_status resolve_keyed(etw_decoder *d, const etw_event *ev, etw_source_
             const etw_schema *s = NULL;
             const char *reason = NULL;
             etw_status st = src->resolve(src->ctx, d->cache, ev, key, klen, h, &s, &reason);
+            if (src->kind == ETW_SOURCE_BUILTIN) /* it may have just loaded */
+                d->stats.builtin_providers = etw_manifest_provider_count(d->builtin);
             if (st == ETW_OK && (st = refs_reserve(d, s->prop_count)) == ETW_OK) {
                 d->stats.schemas = etw_cache_count(d->cache);
+                d->builtin_cached |= s->source == ETW_SOURCE_BUILTIN;
                 *out = s;
                 return ETW_OK;
             }
@@ -308,6 +332,23 @@ static etw_status resolve_keyed(etw_decoder *d, const etw_event *ev, etw_source_
  * keys that missed before be asked again. */
 static void learned_provider(etw_decoder *d, etw_schema_source from, const etw_guid *provider) {
     for (etw_schema_source s = from; s <= ETW_SOURCE_METADATA; s++) etw_cache_forget_provider(d->cache, s, provider);
+    etw_cache_forget_provider(d->cache, ETW_SOURCE_BUILTIN, provider);
+    etw_cache_miss_clear(d->cache);
+}
+
+/* Merged metadata was learned: it outranks the built-in manifests, so the
+ * built-in schemas handed out so far must not answer for the events it may
+ * now describe (a MetaData record can follow the first event it describes).
+ * The record does not say its provider here: forget the built-in providers,
+ * which is nothing to do unless a built-in schema was used since last time. */
+static void metadata_learned(etw_decoder *d) {
+    if (d->builtin_cached) {
+        etw_builtin_manifest b;
+        for (size_t i = 0; etw_builtin_manifest_get(i, &b) == ETW_OK; i++)
+            for (size_t j = 0; j < b.nproviders; j++)
+                etw_cache_forget_provider(d->cache, ETW_SOURCE_BUILTIN, &b.providers[j]);
+        d->builtin_cached = 0;
+    }
     etw_cache_miss_clear(d->cache);
 }
 
@@ -423,7 +464,7 @@ etw_status etw_decoder_prescan(etw_decoder *d, etw_reader *r) {
     etw_status s;
     while ((s = etw_reader_next(r, &ev)) == ETW_OK) learn_metadata(d, &ev);
     d->stats.metadata_events = etw_metadata_event_count(d->meta);
-    etw_cache_miss_clear(d->cache);
+    metadata_learned(d);
     if (s != ETW_END) return s;
     return etw_reader_rewind(r);
 }
@@ -456,7 +497,7 @@ etw_status etw_decoder_learn(etw_decoder *d, const etw_event *ev) {
     if (!d || !ev) return ETW_E_INVALID_ARG;
     if (learn_metadata(d, ev)) {
         d->stats.metadata_events = etw_metadata_event_count(d->meta);
-        etw_cache_miss_clear(d->cache);
+        metadata_learned(d);
         return ETW_OK;
     }
     const etw_schema *s;

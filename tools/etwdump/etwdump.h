@@ -49,6 +49,7 @@ typedef struct options {
     etw_windows_index *win_index[MAX_WINDOWS]; /* opened by main, shared by every decoder */
     const char *lang;                 /* --lang */
     int no_manifest_events;
+    int no_default_manifests; /* etw_decoder_options.no_default_manifests */
     int messages;
     const char *output;
     int stats;

@@ -36,6 +36,7 @@ int setup_decoder(const options *o, etw_multi *m, diag_ctx *dc, etw_decoder **ou
     dopt.on_diag = on_decoder_diag;
     dopt.diag_ctx = dc;
     dopt.lang = o->lang;
+    dopt.no_default_manifests = o->no_default_manifests;
     if (etw_decoder_new(out, &dopt) != ETW_OK) {
         fprintf(stderr, "etwdump: out of memory\n");
         return EXIT_FATAL;

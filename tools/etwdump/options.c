@@ -40,6 +40,11 @@ static const char usage_text[] =
     "                       trace first uses it; below -m; repeatable\n"
     "  --lang TAG           the language of messages and names from PE files\n"
     "                       (en-US by default): TAG/FILE.mui beside each file\n"
+    "                       repeatable; takes precedence over schemas in the trace\n"
+    "  --no-default-manifests  do not decode .NET runtime events with the CLR's\n"
+    "                       manifest built into etwdump (ClrEtwAll.man: used for\n"
+    "                       the events no -m manifest or schema in the trace\n"
+    "                       describes)\n"
     "  --no-manifest-events leave out the EventSource manifest chunks (ManifestData)\n"
     "  --messages           add \"message\": the event's message string with its\n"
     "                       %1..%n inserts filled in from the fields\n"
@@ -197,6 +202,8 @@ int parse_args(int argc, char **argv, options *o) {
                 return 0;
             }
             o->lang = argv[i];
+        } else if (!strcmp(a, "--no-default-manifests")) {
+            o->no_default_manifests = 1;
         } else if (!strcmp(a, "--no-manifest-events")) {
             o->no_manifest_events = 1;
         } else if (!strcmp(a, "--messages")) {

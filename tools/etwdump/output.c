@@ -326,6 +326,7 @@ static int run_pipeline(session *s, par_run *pr) {
     po.decoder.on_diag = on_decoder_diag;
     po.decoder.lang = s->o->lang;
     po.decoder.diag_ctx = s->dc;
+    po.decoder.no_default_manifests = o->no_default_manifests;
     po.setup = par_setup;
     po.worker_new = par_worker_new;
     po.worker_free = par_worker_free;

@@ -217,6 +217,7 @@ static int scan_parallel(session *s, etw_stats *stats) {
     po.decoder.on_diag = on_decoder_diag;
     po.decoder.lang = s->o->lang;
     po.decoder.diag_ctx = s->dc;
+    po.decoder.no_default_manifests = o->no_default_manifests;
     po.setup = stat_setup;
     po.worker_new = stat_worker_new;
     po.worker_free = stat_worker_free;

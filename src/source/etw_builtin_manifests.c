@@ -1,0 +1,101 @@
+/* etw_builtin_manifests.c - the manifests compiled into the library and
+ * their lazy loader (etw_builtin_manifests.h). */
+#include "etw_builtin_manifests.h"
+
+#include <stdio.h>
+
+/* Generated at build time from data/manifests/ClrEtwAll.man
+ * (tools/embed/etw_embed.c): the bytes, then a NUL not counted in _len. */
+extern const unsigned char etw_builtin_clretwall[];
+extern const size_t etw_builtin_clretwall_len;
+
+/* The providers ClrEtwAll.man declares (its <provider guid=...>);
+ * tests/test_builtin.c checks this list against the parsed manifest. */
+static const etw_guid clr_providers[] = {
+    /* Microsoft-Windows-DotNETRuntime */
+    {0xe13c0d23, 0xccbc, 0x4e12, {0x93, 0x1b, 0xd9, 0xcc, 0x2e, 0xee, 0x27, 0xe4}},
+    /* Microsoft-Windows-DotNETRuntimeRundown */
+    {0xa669021c, 0xc450, 0x4609, {0xa0, 0x35, 0x5a, 0xf5, 0x9a, 0xf4, 0xdf, 0x18}},
+    /* Microsoft-Windows-DotNETRuntimeStress */
+    {0xcc2bcbba, 0x16b6, 0x4cf3, {0x89, 0x90, 0xd7, 0x4c, 0x2e, 0x8a, 0xf5, 0x00}},
+    /* Microsoft-Windows-DotNETRuntimePrivate */
+    {0x763fd754, 0x7086, 0x4dfe, {0x95, 0xeb, 0xc0, 0x1a, 0x46, 0xfa, 0xf4, 0xca}},
+    /* Microsoft-DotNETRuntimeMonoProfiler */
+    {0x7f442d82, 0x0f1d, 0x5155, {0x4b, 0x8c, 0x15, 0x29, 0xeb, 0x2e, 0x31, 0xc2}},
+};
+
+/* The compiled-in manifests. Their lengths are const objects of the
+ * generated translation unit, not constant expressions, so they are read
+ * when a manifest is handed out. */
+#define NMANIFESTS 1
+static const struct {
+    const char *name;
+    const unsigned char *xml;
+    const size_t *len;
+    const etw_guid *providers;
+    size_t nproviders;
+} manifests[NMANIFESTS] = {
+    {"ClrEtwAll.man", etw_builtin_clretwall, &etw_builtin_clretwall_len, clr_providers,
+     sizeof clr_providers / sizeof clr_providers[0]},
+};
+
+size_t etw_builtin_manifest_count(void) { return NMANIFESTS; }
+
+etw_status etw_builtin_manifest_get(size_t i, etw_builtin_manifest *out) {
+    if (i >= NMANIFESTS) return ETW_E_NOT_FOUND;
+    if (out) {
+        out->name = manifests[i].name;
+        out->xml = (const char *)manifests[i].xml;
+        out->len = *manifests[i].len;
+        out->providers = manifests[i].providers;
+        out->nproviders = manifests[i].nproviders;
+    }
+    return ETW_OK;
+}
+
+/* The index of the manifest that declares provider, or NMANIFESTS. */
+static size_t find_index(const etw_guid *provider) {
+    if (!provider) return NMANIFESTS;
+    for (size_t i = 0; i < NMANIFESTS; i++)
+        for (size_t j = 0; j < manifests[i].nproviders; j++)
+            if (etw_guid_equal(&manifests[i].providers[j], provider)) return i;
+    return NMANIFESTS;
+}
+
+etw_status etw_builtin_manifest_find(const etw_guid *provider, etw_builtin_manifest *out) {
+    return etw_builtin_manifest_get(find_index(provider), out);
+}
+
+static etw_status load_one(etw_manifest_set *m, etw_builtin_loader *st, size_t i, uint32_t *providers) {
+    char origin[64];
+    snprintf(origin, sizeof origin, "the built-in %s", manifests[i].name);
+    if (st) st->tried |= 1u << i;
+    etw_status s = etw_manifest_load_xml(m, (const char *)manifests[i].xml, *manifests[i].len, origin, providers);
+    if (s == ETW_OK && st) st->loaded |= 1u << i;
+    return s;
+}
+
+int etw_builtin_manifests_lazy(void *ctx, etw_manifest_set *m, const etw_guid *provider) {
+    etw_builtin_loader *st = ctx;
+    size_t i = find_index(provider);
+    if (!st || !m || i == NMANIFESTS || (st->tried & (1u << i))) return 0;
+    return load_one(m, st, i, NULL) == ETW_OK;
+}
+
+etw_status etw_builtin_manifests_attach(etw_manifest_set *m, etw_builtin_loader *state) {
+    if (!m || !state) return ETW_E_INVALID_ARG;
+    return etw_manifest_set_lazy(m, etw_builtin_manifests_lazy, state);
+}
+
+etw_status etw_builtin_manifests_load_all(etw_manifest_set *m, uint32_t *providers) {
+    if (!m) return ETW_E_INVALID_ARG;
+    uint32_t total = 0;
+    etw_status s = ETW_OK;
+    for (size_t i = 0; i < NMANIFESTS && s == ETW_OK; i++) {
+        uint32_t n = 0;
+        s = load_one(m, NULL, i, &n);
+        total += n;
+    }
+    if (providers) *providers = total;
+    return s;
+}

@@ -1,0 +1,61 @@
+/* etw_builtin_manifests.h - the instrumentation manifests compiled into the
+ * library (data/manifests/: the CLR's ClrEtwAll.man), as a lazy loader for a
+ * manifest set.
+ *
+ * The bytes are const data generated at build time (tools/embed/etw_embed.c).
+ * A decoder keeps them in a manifest set of its own (kind
+ * ETW_SOURCE_BUILTIN), below every schema the user or the trace supplies
+ * (docs/schema-sources.md). The set starts empty: the first time it is asked
+ * for a provider one of the manifests declares, that manifest is parsed into
+ * it, so a trace without .NET events never pays the parse.
+ */
+#ifndef ETW_BUILTIN_MANIFESTS_H
+#define ETW_BUILTIN_MANIFESTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "etw_manifest.h"
+#include "etwdecode/etw_types.h"
+
+/* One compiled-in manifest: its file name (its messages and "why no
+ * schema" texts name it as "the built-in NAME"), its XML (NUL-terminated,
+ * len bytes before the NUL) and the providers it declares. */
+typedef struct etw_builtin_manifest {
+    const char *name;
+    const char *xml;
+    size_t len;
+    const etw_guid *providers;
+    size_t nproviders;
+} etw_builtin_manifest;
+
+/* The number of built-in manifests; the i-th one in *out (ETW_E_NOT_FOUND
+ * past the end). */
+size_t etw_builtin_manifest_count(void);
+etw_status etw_builtin_manifest_get(size_t i, etw_builtin_manifest *out);
+
+/* The built-in manifest that declares provider in *out (out may be NULL);
+ * ETW_E_NOT_FOUND when none does. */
+etw_status etw_builtin_manifest_find(const etw_guid *provider, etw_builtin_manifest *out);
+
+/* State of the loader of one set: which manifests were parsed into it (each
+ * at most once, even when the parse failed). Zero it before use. */
+typedef struct etw_builtin_loader {
+    uint32_t tried;  /* bit i: manifest i was parsed into the set */
+    uint32_t loaded; /* bit i: and it loaded without error */
+} etw_builtin_loader;
+
+/* The lazy loader (etw_manifest_lazy_fn): ctx is an etw_builtin_loader.
+ * Loads the manifest that declares provider into m when it was not tried
+ * yet; 1 when it loaded. */
+int etw_builtin_manifests_lazy(void *ctx, etw_manifest_set *m, const etw_guid *provider);
+
+/* Make m load the built-in manifests lazily, keeping its state in *state
+ * (which must outlive m). */
+etw_status etw_builtin_manifests_attach(etw_manifest_set *m, etw_builtin_loader *state);
+
+/* Load every built-in manifest into m now (tests, tools listing them).
+ * *providers (may be NULL) receives the number of providers loaded. */
+etw_status etw_builtin_manifests_load_all(etw_manifest_set *m, uint32_t *providers);
+
+#endif
