@@ -56,10 +56,17 @@ static const filter_spec *spec_of(const options *o, const etw_filter_unmatched_i
 void report_unmatched(const options *o, const etw_filter *f) {
     etw_filter_unmatched_info u;
     for (size_t i = 0; etw_filter_unmatched(f, i, &u); i++) {
+        /* the same value given twice is said once */
+        int again = 0;
+        etw_filter_unmatched_info prev;
+        for (size_t j = 0; j < i && !again && etw_filter_unmatched(f, j, &prev); j++)
+            again = prev.key == u.key && prev.exclude == u.exclude && !strcmp(prev.value, u.value);
+        if (again) continue;
         const filter_spec *fs = spec_of(o, &u);
         if (fs) fprintf(stderr, "etwdump: %s '%s' matched no event", fs->option, fs->value);
-        else fprintf(stderr, "etwdump: %s '%s%s' matched no event", u.key == ETW_FILTER_PROVIDER ? "--provider" : "--event",
-                     u.exclude ? "!" : "", u.value);
+        else
+            fprintf(stderr, "etwdump: %s '%s%s' matched no event",
+                    u.key == ETW_FILTER_PROVIDER ? "--provider" : "--event", u.exclude ? "!" : "", u.value);
         if (!u.nnear) {
             fprintf(stderr, "; no %s names were seen\n", u.key == ETW_FILTER_PROVIDER ? "provider" : "event");
             continue;
