@@ -517,6 +517,40 @@ rc1, out1, _ = run("--stats", "--map", NET)
 rc2, out2, _ = run("--stats", NET)
 check(rc1 == rc2 and out1 == out2, "--map --stats gives the same summary")
 
+# === --event: display and symbolic names; a name that matches nothing ===============
+# ClrEtwAll.man's task name="GarbageCollection" shows as its message "GC",
+# opcode name="GCSuspendEEBegin" as "SuspendEEStart": --event takes either.
+GC, CLRMAN = data("gcevents.etl"), data("ClrEtwAll.man")
+for j in ("1", "2"):
+    rc, disp, err1 = events("-j", j, "-m", CLRMAN, "--event", "GC/*", GC)
+    rc2, sym, err2 = events("-j", j, "-m", CLRMAN, "--event", "GarbageCollection/*", GC)
+    check(rc == rc2 == 0 and len(disp) == 68 and sym == disp and err1 == err2 == "",
+          "-j %s: GarbageCollection/* selects the 68 events GC/* does (%d, %d) %r" % (j, len(disp), len(sym), err2[:200]))
+    check(all(e["event"].startswith("GC/") for e in sym), "-j %s: shown by their display names" % j)
+    rc, evs, err = events("-j", j, "-m", CLRMAN, "--event", "GCSuspendEEBegin_V1", GC)
+    rc2, evs2, _ = events("-j", j, "-m", CLRMAN, "--event", "garbagecollection/gcsuspendeebegin", GC)
+    check(rc == 0 and len(evs) == 2 and evs == evs2 and all(e["event"] == "GC/SuspendEEStart" for e in evs)
+          and err == "", "-j %s: the event symbol and Task/Opcode symbols select GC/SuspendEEStart" % j)
+    rc, evs, _ = events("-j", j, "-m", CLRMAN, "--event", "GarbageCollection/Start", GC)
+    check(rc == 0 and len(evs) == 2 and all(e["event"] == "GC/Start" for e in evs),
+          "-j %s: a predefined opcode's symbol is its name without win: (%d)" % (j, len(evs)))
+    rc, evs, err = events("-j", j, "-m", CLRMAN, "--event", "GarbageColection/*", GC)
+    warn = [ln for ln in err.splitlines() if "matched no event" in ln]
+    check(rc == 0 and evs == [] and len(warn) == 1 and
+          warn[0].startswith("etwdump: --event 'GarbageColection/*' matched no event; event names seen include: GC/"),
+          "-j %s: one warning for a name that matches nothing, with a real name: %r" % (j, err[:300]))
+    rc, evs, err = events("-j", j, "-m", CLRMAN, "--exclude-provider", "Microsoft-Windows-DotNETRuntim", GC)
+    check(rc == 0 and len(evs) == len(full["gcevents.etl"]) and err.count("matched no event") == 1 and
+          "--exclude-provider 'Microsoft-Windows-DotNETRuntim' matched no event; provider names seen include: "
+          "Microsoft-Windows-DotNETRuntime" in err, "-j %s: an exclusion that matches nothing: %r" % (j, err[:300]))
+    rc, out, err = run("-j", j, "--stats", "-m", CLRMAN, "--event", "NoSuchEvent", GC)
+    check(rc == 0 and err.count("matched no event") == 1, "-j %s --stats: the warning too: %r" % (j, err[:200]))
+    rc, out, err = run("-j", j, "-q", "-m", CLRMAN, "--event", "NoSuchEvent", GC)
+    check(rc == 0 and err == "", "-j %s -q: no warning" % j)
+# a run cut short says nothing (the value may match later in the trace)
+rc, evs, err = events("-n", "1", "--exclude-event", "NoSuchEvent", GC)
+check(rc == 0 and len(evs) == 1 and err == "", "-n: no warning when the run stops early: %r" % err[:200])
+
 # === --help, README and the man page list every option =============================
 rc, out, err = run("--help")
 opts = set(re.findall(r"(?<![\w-])(--[a-z][\w-]+)", out))

@@ -186,10 +186,97 @@ static void test_names_on_trace(void) {
     etw_reader_close(r);
 }
 
+/* The display and the symbolic names of a manifest's events select the
+ * same events: gcevents.etl with ClrEtwAll.man, where task
+ * name="GarbageCollection" shows as "GC" and opcode name="GCSuspendEEBegin"
+ * as "SuspendEEStart" (event 9 version 1, symbol "GCSuspendEEBegin_V1"). */
+static void test_symbolic_names(void) {
+    etw_reader *r;
+    ETW_CHECK_INT(etw_reader_open_file(&r, ETW_TEST_DATA_DIR "/gcevents.etl", NULL), ETW_OK);
+    if (!r) return;
+    etw_decoder *d;
+    ETW_CHECK_INT(etw_decoder_new(&d, NULL), ETW_OK);
+    ETW_CHECK_INT(etw_decoder_add_manifest(d, ETW_TEST_DATA_DIR "/ClrEtwAll.man", NULL), ETW_OK);
+    enum { NF = 10 };
+    static const char *const vals[NF] = {
+        "GC/*",                               /* display */
+        "GarbageCollection/*",                /* TaskSymbol/OpcodeSymbol */
+        "GarbageCollection",                  /* the task symbol alone */
+        "GC/SuspendEEStart",                  /* display, whole */
+        "garbagecollection/gcsuspendeebegin", /* symbolic, whole, any case */
+        "GCSuspendEEBegin_V1",                /* the event symbol */
+        "GarbageCollection/Start",            /* win:Start's symbol is "Start" */
+        "GarbageCollection/win:Start",        /* ... not "win:Start" */
+        "!GarbageCollection/*",               /* exclusion */
+        "GC",                                 /* a display task alone is not a name */
+    };
+    etw_filter *f[NF];
+    for (int i = 0; i < NF; i++) f[i] = filter("event", vals[i]);
+    /* tracking: two values that match nothing, one that does */
+    etw_filter *t = filter("event", "GarbageColection/*");
+    ETW_CHECK_INT(etw_filter_add(t, ETW_FILTER_PROVIDER, "Microsoft-Windows-DotNETRuntim", NULL), ETW_OK);
+    ETW_CHECK_INT(etw_filter_add(t, ETW_FILTER_EVENT, "GCSuspendEEBegin_V1", NULL), ETW_OK);
+    ETW_CHECK_INT(etw_filter_add(t, ETW_FILTER_PROVIDER, "{e13c0d23-ccbc-4e12-931b-d9cc2eee27e4}", NULL), ETW_OK);
+    ETW_CHECK_INT(etw_filter_track_names(t), ETW_OK);
+    etw_filter_unmatched_info u;
+    ETW_CHECK_INT(etw_filter_unmatched(f[0], 0, &u), 0); /* not tracking */
+    unsigned long long n = 0, hits[NF] = {0};
+    etw_event ev;
+    while (etw_reader_next(r, &ev) == ETW_OK) {
+        n++;
+        for (int i = 0; i < NF; i++) hits[i] += etw_filter_match(f[i], d, &ev, NULL) == 1;
+        ETW_CHECK(etw_filter_match(t, d, &ev, NULL) >= 0);
+    }
+    ETW_CHECK_INT(hits[0], 68);
+    ETW_CHECK_INT(hits[1], 68);
+    ETW_CHECK_INT(hits[2], 68);
+    ETW_CHECK_INT(hits[3], 2);
+    ETW_CHECK_INT(hits[4], 2);
+    ETW_CHECK_INT(hits[5], 2);
+    ETW_CHECK_INT(hits[6], 2); /* GC/Start, version 1 */
+    ETW_CHECK_INT(hits[7], 0);
+    ETW_CHECK_INT(hits[8], n - 68);
+    ETW_CHECK_INT(hits[9], 0);
+
+    ETW_CHECK_INT(etw_filter_unmatched(t, 0, &u), 1);
+    ETW_CHECK_INT(u.key, ETW_FILTER_EVENT);
+    ETW_CHECK_INT(u.exclude, 0);
+    ETW_CHECK_STR(u.value, "GarbageColection/*");
+    ETW_CHECK_INT(u.nnear, 5);
+    for (size_t k = 0; k < u.nnear; k++) ETW_CHECK(!strncmp(u.near[k], "GC/", 3)); /* shares "G" */
+    ETW_CHECK_INT(etw_filter_unmatched(t, 1, &u), 1);
+    ETW_CHECK_INT(u.key, ETW_FILTER_PROVIDER);
+    ETW_CHECK_STR(u.value, "Microsoft-Windows-DotNETRuntim");
+    ETW_CHECK(u.nnear >= 1);
+    if (u.nnear) ETW_CHECK_STR(u.near[0], "Microsoft-Windows-DotNETRuntime"); /* holds the value */
+    ETW_CHECK_INT(etw_filter_unmatched(t, 2, &u), 0);
+
+    /* merging: what either matched is matched */
+    etw_filter *t2 = filter("event", "GarbageColection/*");
+    ETW_CHECK_INT(etw_filter_add(t2, ETW_FILTER_PROVIDER, "Microsoft-Windows-DotNETRuntim", NULL), ETW_OK);
+    ETW_CHECK_INT(etw_filter_add(t2, ETW_FILTER_EVENT, "GCSuspendEEBegin_V1", NULL), ETW_OK);
+    ETW_CHECK_INT(etw_filter_add(t2, ETW_FILTER_PROVIDER, "{e13c0d23-ccbc-4e12-931b-d9cc2eee27e4}", NULL), ETW_OK);
+    ETW_CHECK_INT(etw_filter_track_names(t2), ETW_OK);
+    ETW_CHECK_INT(etw_filter_unmatched(t2, 2, &u), 1); /* nothing seen: all three names */
+    ETW_CHECK_INT(u.nnear, 0);
+    ETW_CHECK_INT(etw_filter_merge_names(t2, t), ETW_OK);
+    ETW_CHECK_INT(etw_filter_unmatched(t2, 2, &u), 0);
+    ETW_CHECK_INT(etw_filter_unmatched(t2, 0, &u), 1);
+    ETW_CHECK_INT(u.nnear, 5);
+    ETW_CHECK_INT(etw_filter_merge_names(t2, f[0]), ETW_E_INVALID_ARG); /* built otherwise */
+
+    for (int i = 0; i < NF; i++) etw_filter_free(f[i]);
+    etw_filter_free(t);
+    etw_filter_free(t2);
+    etw_decoder_free(d);
+    etw_reader_close(r);
+}
+
 int main(void) {
     ETW_RUN(test_glob);
     ETW_RUN(test_time_parse);
     ETW_RUN(test_header_predicates);
     ETW_RUN(test_names_on_trace);
+    ETW_RUN(test_symbolic_names);
     return ETW_TEST_DONE();
 }

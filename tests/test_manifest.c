@@ -435,6 +435,23 @@ static void test_clr(void) {
         ETW_CHECK_STR(v0->event_name, "GC/Start");
         ETW_CHECK_STR(v1->event_name, "GC/Start");
         ETW_CHECK_INT(v1->version, 1);
+        /* a predefined opcode's symbol drops "win:" (TraceEvent's form) */
+        ETW_CHECK_STR(v1->task_symbol, "GarbageCollection");
+        ETW_CHECK_STR(v1->opcode_symbol, "Start");
+        ETW_CHECK_STR(v1->event_symbol, "GCStart_V1");
+    }
+    /* the symbolic names beside the display ones (etw_filter matches both):
+     * task name="GarbageCollection" message "GC", opcode name="GCSuspendEEBegin"
+     * message "SuspendEEStart", event symbol="GCSuspendEEBegin_V1" */
+    const etw_schema *se = resolve(m, c, &CLR_GUID_INIT, 9, 1);
+    ETW_CHECK(se != NULL);
+    if (se) {
+        ETW_CHECK_STR(se->event_name, "GC/SuspendEEStart");
+        ETW_CHECK_STR(se->task_name, "GC");
+        ETW_CHECK_STR(se->opcode_name, "SuspendEEStart");
+        ETW_CHECK_STR(se->task_symbol, "GarbageCollection");
+        ETW_CHECK_STR(se->opcode_symbol, "GCSuspendEEBegin");
+        ETW_CHECK_STR(se->event_symbol, "GCSuspendEEBegin_V1");
     }
     const etw_schema *x = NULL;
     ETW_CHECK_INT(etw_manifest_resolve(m, c, &CLR_GUID_INIT, 1, 9, 8, &x, NULL), ETW_E_NOT_FOUND);

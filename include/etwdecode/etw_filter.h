@@ -10,8 +10,8 @@
  *   PROVIDER   a GUID ("{...}" or bare), or   its provider (or event-class) GUID
  *              a name or glob                 is it / its provider name matches
  *              ("Microsoft-Windows-Kernel-*") (ASCII case-insensitive)
- *   EVENT      a name or glob ("GC*", and     its event name matches (case-insensitive)
- *              "Process/" followed by "*")
+ *   EVENT      a name or glob ("GC*", and     one of its event names matches
+ *              "Process/" followed by "*")    (case-insensitive; see below)
  *   ID         N[,N...], N-M ranges           its descriptor id is one of them
  *   LEVEL      N (0..255)                     its level is at most N
  *   KEYWORDS   MASK (0x... or decimal)        it has any bit of MASK
@@ -32,9 +32,19 @@
  * start; with several files merged, the earliest one).
  *
  * Names are the ones the JSON output shows ("provider" and "event" keys,
- * docs/json-output.md): see etw_label.h. Globs take '*' (any run of
- * characters, '/' included) and '?' (one character); a name without either
- * must match whole.
+ * docs/json-output.md): see etw_label.h. An EVENT value is also tested on
+ * the symbolic names of a manifest's events (etw_schema task_symbol,
+ * opcode_symbol, event_symbol), so the same event of ClrEtwAll.man is
+ * selected by its display name "GC/SuspendEEStart" (task and opcode
+ * messages), by "GarbageCollection/GCSuspendEEBegin" (their name
+ * attributes: TaskSymbol/OpcodeSymbol; a predefined opcode without "win:",
+ * "GarbageCollection/Start"), by the task symbol alone
+ * ("GarbageCollection") and by the event's symbol ("GCSuspendEEBegin_V1").
+ * Schemas of other sources have no symbolic names: their display name only
+ * (TRACE_EVENT_INFO merged into a trace carries one name per task and
+ * opcode, shown as Task/Opcode). Globs take '*' (any run of characters,
+ * '/' included) and '?' (one character); a name without either must match
+ * whole.
  *
  * Combining: a value that starts with '!' excludes (PROVIDER, EVENT, ID,
  * KEYWORDS, PID, TID, ERRORS): an event matching any exclusion is left out.
@@ -52,9 +62,21 @@
  * that EventSource manifests and kernel state are learned from them.
  *
  * Threads: a filter is not changed by matching once its origin is set
- * (etw_filter_set_origin, or the first match), so after that several
- * threads may match with one filter at once, each with its own decoder.
- * Nothing in it is global.
+ * (etw_filter_set_origin, or the first match) - unless it tracks names,
+ * below - so after that several threads may match with one filter at once,
+ * each with its own decoder. Nothing in it is global.
+ *
+ * Tracking names: after etw_filter_track_names(), matching also records
+ * which PROVIDER and EVENT values given as names or globs matched the name
+ * of some event it was asked about (whatever the other predicates say),
+ * and the distinct provider and event names seen, so that a program can
+ * say that a selection matched nothing and which names were there
+ * (etw_filter_unmatched). The work is done once per schema (the cache's
+ * schema id; events without a schema: once per distinct name), never per
+ * event once every such value has matched. A tracking filter is changed by
+ * matching: one thread at a time, with one decoder (schema ids are the
+ * decoder's). Filters built alike on several threads are added up with
+ * etw_filter_merge_names.
  */
 #ifndef ETWDECODE_ETW_FILTER_H
 #define ETWDECODE_ETW_FILTER_H
@@ -119,6 +141,36 @@ int etw_filter_match(etw_filter *f, etw_decoder *d, const etw_event *ev, etw_lab
 /* The header-only half: 0 when the header predicates already reject ev, 1
  * when they hold (names and errors not tested). No decoder, no lookup. */
 int etw_filter_match_header(etw_filter *f, const etw_event *ev);
+
+/* Start tracking names (see above). ETW_OK; ETW_E_INVALID_ARG for NULL. */
+etw_status etw_filter_track_names(etw_filter *f);
+
+/* Add what `from` tracked to `into`: the values one of them matched are
+ * matched, and the names seen are the union. Both must have been built
+ * with the same predicates in the same order (ETW_E_INVALID_ARG if not);
+ * ETW_E_NOMEM. */
+etw_status etw_filter_merge_names(etw_filter *into, const etw_filter *from);
+
+/* Most suggestions etw_filter_unmatched gives. */
+#define ETW_FILTER_MAX_NEAR 5
+
+typedef struct etw_filter_unmatched_info {
+    etw_filter_key key;  /* ETW_FILTER_PROVIDER or ETW_FILTER_EVENT */
+    int exclude;         /* given with '!' */
+    const char *value;   /* the name or glob as given, without the '!' */
+    /* the names seen of the same kind (provider or event display names)
+     * nearest to the value, nearest first: those that hold its text (its
+     * wildcards taken out) or are held in it, then by shared prefix, then
+     * by edit distance, all ASCII case-insensitive */
+    const char *near[ETW_FILTER_MAX_NEAR];
+    size_t nnear;
+} etw_filter_unmatched_info;
+
+/* The index-th (from 0, in the order added) name or glob value of a
+ * tracking filter that matched no event name: 1 and *out filled, or 0 when
+ * there is no such value (or f does not track). The strings stay valid
+ * until f is changed or freed. */
+int etw_filter_unmatched(const etw_filter *f, size_t index, etw_filter_unmatched_info *out);
 
 /* Parse a time as SINCE/UNTIL take it. Absolute: *filetime set, *relative
  * 0. Seconds from the start: *filetime holds the offset in 100 ns units and

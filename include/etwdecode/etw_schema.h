@@ -195,6 +195,15 @@ typedef struct etw_schema {
     const char *event_name;    /* the name to show (docs/json-output.md rules) */
     const char *task_name;     /* NULL when none */
     const char *opcode_name;   /* NULL when none */
+    /* The symbolic names of a manifest (the "name" attributes of the task
+     * and opcode, the event's "symbol"), for selecting events by them
+     * (etw_filter.h); NULL when the source has none (every source but
+     * manifests: TRACE_EVENT_INFO carries one name per task and opcode,
+     * which task_name/opcode_name hold). A predefined opcode's symbol has
+     * no "win:" prefix ("Start", "DC_Start"), as TraceEvent names it. */
+    const char *task_symbol;
+    const char *opcode_symbol;
+    const char *event_symbol;
     const char *message;       /* message template with %1..%n, or NULL */
     uint16_t event_id;
     uint8_t version;

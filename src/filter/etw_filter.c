@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../common/etw_alloc.h"
+#include "../schema/etw_names.h"
 #include "../source/etw_manifest_types.h"
 #include "etw_glob.h"
 
@@ -24,7 +25,22 @@ typedef struct pred {
     uint64_t lo, hi; /* ID/PID/TID: range; KEYWORDS: mask in lo */
     char *text;      /* PROVIDER/EVENT name or glob */
     size_t text_len;
+    uint8_t matched; /* tracking: a name of some event matched the text */
 } pred;
+
+/* Tracking (etw_filter_track_names): the distinct names seen, by kind. */
+enum { NAME_PROVIDER = 0, NAME_EVENT = 1 };
+
+typedef struct seen_name {
+    uint64_t hash; /* 0: empty slot */
+    char *text;    /* NUL-terminated copy */
+    size_t len;
+    uint8_t kind;
+} seen_name;
+
+/* Most distinct names kept for the suggestions; past it, names are still
+ * tested but no longer kept. */
+#define MAX_SEEN_NAMES 65536u
 
 struct etw_filter {
     etw_allocator alloc;
@@ -40,6 +56,13 @@ struct etw_filter {
     int64_t since, until;    /* FILETIME, or offsets when *_rel */
     int has_origin;
     int64_t origin;
+    /* tracking */
+    int track;
+    size_t unmatched;        /* name predicates not matched yet */
+    uint64_t *seen_ids;      /* bit per schema id */
+    size_t seen_words;
+    seen_name *names;        /* open addressing */
+    size_t names_cap, names_n;
 };
 
 etw_status etw_filter_new(etw_filter **out, const etw_allocator *alloc) {
@@ -58,6 +81,9 @@ void etw_filter_free(etw_filter *f) {
     etw_allocator a = f->alloc;
     for (size_t i = 0; i < f->npreds; i++) etw_free(&a, f->preds[i].text);
     etw_free(&a, f->preds);
+    for (size_t i = 0; i < f->names_cap; i++) etw_free(&a, f->names[i].text);
+    etw_free(&a, f->names);
+    etw_free(&a, f->seen_ids);
     etw_free(&a, f);
 }
 
@@ -230,6 +256,7 @@ static etw_status push(etw_filter *f, const pred *p) {
     f->preds[f->npreds++] = *p;
     f->nvalues++;
     if (!p->exclude) f->incl_keys |= 1u << p->key;
+    if (p->text) f->unmatched++;
     if (p->key == ETW_FILTER_EVENT || p->key == ETW_FILTER_ERRORS ||
         (p->key == ETW_FILTER_PROVIDER && !p->is_guid)) {
         f->needs_names = 1;
@@ -378,12 +405,61 @@ static int header_pred(const pred *p, const etw_event *ev, uint32_t pid, uint32_
     }
 }
 
-static int name_pred(const pred *p, const etw_label *l) {
+/* The names an EVENT predicate is tested on: the display name (the JSON
+ * "event"), and where the schema has a manifest's symbolic names the task
+ * symbol with the opcode symbol ("GarbageCollection/GCSuspendEEBegin"),
+ * the task symbol alone and the event symbol ("GCSuspendEEBegin_V1").
+ * The joined form is built once per event, on the stack, when first
+ * needed. */
+typedef struct ev_names {
+    const char *display;
+    size_t display_len;
+    const etw_schema *schema;
+    int joined_state; /* 0 not built yet, 1 built, -1 none */
+    size_t joined_len;
+    char joined[2 * ETW_NAME_MAX + 2];
+} ev_names;
+
+static void ev_names_init(ev_names *n, const char *display, size_t len, const etw_schema *s) {
+    n->display = display;
+    n->display_len = len;
+    n->schema = s;
+    n->joined_state = 0;
+    n->joined_len = 0;
+}
+
+static int glob_z(const pred *p, const char *text) {
+    return text && etw_glob_match(p->text, p->text_len, text, strlen(text));
+}
+
+static int event_pred(const pred *p, ev_names *n) {
+    if (etw_glob_match(p->text, p->text_len, n->display, n->display_len)) return 1;
+    const etw_schema *s = n->schema;
+    if (!s) return 0;
+    if (glob_z(p, s->event_symbol) || glob_z(p, s->task_symbol)) return 1;
+    if (!n->joined_state) {
+        n->joined_state = -1;
+        if (s->task_symbol && s->opcode_symbol) {
+            /* cache strings are cut to ETW_NAME_MAX bytes: they fit */
+            size_t tl = strlen(s->task_symbol), ol = strlen(s->opcode_symbol);
+            if (tl + 1 + ol < sizeof n->joined) {
+                memcpy(n->joined, s->task_symbol, tl);
+                n->joined[tl] = '/';
+                memcpy(n->joined + tl + 1, s->opcode_symbol, ol);
+                n->joined_len = tl + 1 + ol;
+                n->joined_state = 1;
+            }
+        }
+    }
+    return n->joined_state > 0 && etw_glob_match(p->text, p->text_len, n->joined, n->joined_len);
+}
+
+static int name_pred(const pred *p, const etw_label *l, ev_names *n) {
     switch (p->key) {
     case ETW_FILTER_PROVIDER:
         return etw_glob_match(p->text, p->text_len, l->provider, l->provider_len);
     case ETW_FILTER_EVENT:
-        return etw_glob_match(p->text, p->text_len, l->event, l->event_len);
+        return event_pred(p, n);
     case ETW_FILTER_ERRORS:
         return l->error != NULL || l->status != ETW_OK;
     default:
@@ -440,19 +516,239 @@ int etw_filter_match_header(etw_filter *f, const etw_event *ev) {
     return header_stage(f, ev, ev->pid, ev->tid, &hit);
 }
 
+/* ---- tracking ----------------------------------------------------------- */
+
+etw_status etw_filter_track_names(etw_filter *f) {
+    if (!f) return ETW_E_INVALID_ARG;
+    f->track = 1;
+    return ETW_OK;
+}
+
+/* FNV-1a, never 0 (0 marks an empty slot); the kind is hashed in. */
+static uint64_t name_hash(uint8_t kind, const char *s, size_t n) {
+    uint64_t h = UINT64_C(0xcbf29ce484222325) ^ kind;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= UINT64_C(0x100000001b3);
+    }
+    return h ? h : 1;
+}
+
+static seen_name *names_slot(const etw_filter *f, uint64_t h, uint8_t kind, const char *s, size_t n) {
+    size_t mask = f->names_cap - 1;
+    for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
+        seen_name *e = &f->names[i];
+        if (!e->hash || (e->hash == h && e->kind == kind && e->len == n && !memcmp(e->text, s, n))) return e;
+    }
+}
+
+/* 1 when the name was seen before; 0 when it is new and now kept; -1
+ * when it is new and not kept (no room past MAX_SEEN_NAMES, no memory). */
+static int names_seen(etw_filter *f, uint8_t kind, const char *s, size_t n) {
+    uint64_t h = name_hash(kind, s, n);
+    if (f->names_cap) {
+        seen_name *e = names_slot(f, h, kind, s, n);
+        if (e->hash) return 1;
+    }
+    if (f->names_n >= MAX_SEEN_NAMES) return -1;
+    if ((f->names_n + 1) * 2 > f->names_cap) {
+        size_t nc = f->names_cap ? f->names_cap * 2 : 64;
+        seen_name *nv = etw_calloc(&f->alloc, nc, sizeof *nv);
+        if (!nv) return -1;
+        seen_name *old = f->names;
+        size_t oc = f->names_cap;
+        f->names = nv;
+        f->names_cap = nc;
+        for (size_t i = 0; i < oc; i++)
+            if (old[i].hash) *names_slot(f, old[i].hash, old[i].kind, old[i].text, old[i].len) = old[i];
+        etw_free(&f->alloc, old);
+    }
+    char *t = etw_alloc(&f->alloc, n + 1);
+    if (!t) return -1;
+    memcpy(t, s, n);
+    t[n] = 0;
+    seen_name *e = names_slot(f, h, kind, s, n);
+    e->hash = h;
+    e->text = t;
+    e->len = n;
+    e->kind = kind;
+    f->names_n++;
+    return 0;
+}
+
+/* 1 when schema id was seen before; else it is marked. */
+static int id_seen(etw_filter *f, uint32_t id) {
+    size_t w = id / 64;
+    if (w >= f->seen_words) {
+        size_t nw = f->seen_words ? f->seen_words : 4;
+        while (nw <= w) nw *= 2;
+        uint64_t *v = etw_calloc(&f->alloc, nw, sizeof *v);
+        if (!v) return 0; /* no memory: tested again next time */
+        if (f->seen_words) memcpy(v, f->seen_ids, f->seen_words * sizeof *v);
+        etw_free(&f->alloc, f->seen_ids);
+        f->seen_ids = v;
+        f->seen_words = nw;
+    }
+    uint64_t bit = UINT64_C(1) << (id % 64);
+    if (f->seen_ids[w] & bit) return 1;
+    f->seen_ids[w] |= bit;
+    return 0;
+}
+
+/* Test the unmatched name predicates on ev's names, once per schema (per
+ * distinct names for events without one), whatever the other predicates
+ * say, and keep the display names for the suggestions. */
+static void track(etw_filter *f, const etw_label *l, ev_names *n) {
+    if (l->schema) {
+        if (id_seen(f, l->schema->id)) return;
+        names_seen(f, NAME_PROVIDER, l->provider, l->provider_len);
+        names_seen(f, NAME_EVENT, l->event, l->event_len);
+    } else {
+        int p = names_seen(f, NAME_PROVIDER, l->provider, l->provider_len);
+        int e = names_seen(f, NAME_EVENT, l->event, l->event_len);
+        if (p == 1 && e == 1) return;
+    }
+    for (size_t i = 0; i < f->npreds && f->unmatched; i++) {
+        pred *p = &f->preds[i];
+        if (!p->text || p->matched) continue;
+        int m = p->key == ETW_FILTER_PROVIDER
+                    ? etw_glob_match(p->text, p->text_len, l->provider, l->provider_len)
+                    : event_pred(p, n);
+        if (m) {
+            p->matched = 1;
+            f->unmatched--;
+        }
+    }
+}
+
+etw_status etw_filter_merge_names(etw_filter *into, const etw_filter *from) {
+    if (!into || !from || into->npreds != from->npreds) return ETW_E_INVALID_ARG;
+    for (size_t i = 0; i < into->npreds; i++)
+        if (into->preds[i].key != from->preds[i].key || into->preds[i].exclude != from->preds[i].exclude ||
+            into->preds[i].text_len != from->preds[i].text_len)
+            return ETW_E_INVALID_ARG;
+    for (size_t i = 0; i < into->npreds; i++) {
+        pred *p = &into->preds[i];
+        if (p->text && !p->matched && from->preds[i].matched) {
+            p->matched = 1;
+            into->unmatched--;
+        }
+    }
+    for (size_t i = 0; i < from->names_cap; i++) {
+        const seen_name *e = &from->names[i];
+        if (e->hash && names_seen(into, e->kind, e->text, e->len) < 0 && into->names_n < MAX_SEEN_NAMES)
+            return ETW_E_NOMEM;
+    }
+    return ETW_OK;
+}
+
+/* ASCII case-insensitive edit distance of a[0..an) and b[0..bn), each cut
+ * to DIST_MAX bytes. */
+#define DIST_MAX 128
+static unsigned lower_c(unsigned char c) { return c >= 'A' && c <= 'Z' ? c + 32u : c; }
+
+static size_t edit_distance(const char *a, size_t an, const char *b, size_t bn) {
+    size_t row[DIST_MAX + 1];
+    if (an > DIST_MAX) an = DIST_MAX;
+    if (bn > DIST_MAX) bn = DIST_MAX;
+    for (size_t j = 0; j <= bn; j++) row[j] = j;
+    for (size_t i = 1; i <= an; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= bn; j++) {
+            size_t up = row[j];
+            size_t best = diag + (lower_c((unsigned char)a[i - 1]) != lower_c((unsigned char)b[j - 1]));
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[bn];
+}
+
+/* 1 when needle[0..nn) occurs in hay[0..hn), ASCII case ignored. */
+static int contains_ci(const char *hay, size_t hn, const char *needle, size_t nn) {
+    if (!nn) return 0;
+    for (size_t i = 0; i + nn <= hn; i++) {
+        size_t k = 0;
+        while (k < nn && lower_c((unsigned char)hay[i + k]) == lower_c((unsigned char)needle[k])) k++;
+        if (k == nn) return 1;
+    }
+    return 0;
+}
+
+/* How far a seen name is from a pattern: names that hold the pattern's
+ * text (its wildcards taken out) or are held in it come first, then by
+ * shared prefix, then by edit distance. Smaller is nearer. */
+static uint64_t near_score(const char *lit, size_t ln, const char *name, size_t nn) {
+    int sub = contains_ci(name, nn, lit, ln) || contains_ci(lit, ln, name, nn);
+    size_t pre = 0;
+    while (pre < ln && pre < nn && lower_c((unsigned char)lit[pre]) == lower_c((unsigned char)name[pre])) pre++;
+    if (pre > 255) pre = 255;
+    size_t d = edit_distance(lit, ln, name, nn);
+    return (uint64_t)!sub << 40 | (uint64_t)(255 - pre) << 32 | (uint64_t)d;
+}
+
+int etw_filter_unmatched(const etw_filter *f, size_t index, etw_filter_unmatched_info *out) {
+    if (!f || !out || !f->track) return 0;
+    const pred *p = NULL;
+    for (size_t i = 0; i < f->npreds; i++) {
+        if (!f->preds[i].text || f->preds[i].matched) continue;
+        if (!index--) {
+            p = &f->preds[i];
+            break;
+        }
+    }
+    if (!p) return 0;
+    memset(out, 0, sizeof *out);
+    out->key = (etw_filter_key)p->key;
+    out->exclude = p->exclude;
+    out->value = p->text;
+    /* the pattern's literal text */
+    char lit[DIST_MAX];
+    size_t ln = 0;
+    for (size_t i = 0; i < p->text_len && ln < sizeof lit; i++)
+        if (p->text[i] != '*' && p->text[i] != '?') lit[ln++] = p->text[i];
+    uint8_t kind = p->key == ETW_FILTER_PROVIDER ? NAME_PROVIDER : NAME_EVENT;
+    uint64_t score[ETW_FILTER_MAX_NEAR];
+    for (size_t i = 0; i < f->names_cap; i++) {
+        const seen_name *e = &f->names[i];
+        if (!e->hash || e->kind != kind) continue;
+        uint64_t sc = near_score(lit, ln, e->text, e->len);
+        size_t at = out->nnear;
+        /* ties: by name, so the list does not depend on the table order */
+        while (at > 0 && (score[at - 1] > sc || (score[at - 1] == sc && strcmp(out->near[at - 1], e->text) > 0)))
+            at--;
+        if (at >= ETW_FILTER_MAX_NEAR) continue;
+        size_t last = out->nnear < ETW_FILTER_MAX_NEAR ? out->nnear : ETW_FILTER_MAX_NEAR - 1;
+        for (size_t k = last; k > at; k--) {
+            score[k] = score[k - 1];
+            out->near[k] = out->near[k - 1];
+        }
+        score[at] = sc;
+        out->near[at] = e->text;
+        if (out->nnear < ETW_FILTER_MAX_NEAR) out->nnear++;
+    }
+    return 1;
+}
+
 int etw_filter_match(etw_filter *f, etw_decoder *d, const etw_event *ev, etw_label *label) {
     if (!f || !ev) return -1;
     etw_label local;
     etw_label *l = label ? label : &local;
     if ((d || label || f->needs_names) && etw_label_event(d, ev, l) != ETW_OK) return -1;
     int labeled = d || label || f->needs_names;
+    ev_names n;
+    ev_names_init(&n, labeled ? l->event : "", labeled ? l->event_len : 0, labeled ? l->schema : NULL);
+    if (f->track && f->unmatched && labeled) track(f, l, &n);
     unsigned hit = 0;
     if (!header_stage(f, ev, labeled ? l->pid : ev->pid, labeled ? l->tid : ev->tid, &hit)) return 0;
     if (!f->needs_names) return 1;
     for (size_t i = 0; i < f->npreds; i++) {
         const pred *p = &f->preds[i];
         if (header_pred(p, ev, 0, 0) >= 0) continue;
-        int m = name_pred(p, l);
+        int m = name_pred(p, l, &n);
         if (m && p->exclude) return 0;
         if (m) hit |= 1u << p->key;
     }

@@ -595,6 +595,12 @@ static etw_schema *cp_schema(copier *k, const etw_schema *d, const void *key, si
     if (s) s->task_name = str;
     str = cp_str(k, d->opcode_name);
     if (s) s->opcode_name = str;
+    str = cp_str(k, d->task_symbol);
+    if (s) s->task_symbol = str;
+    str = cp_str(k, d->opcode_symbol);
+    if (s) s->opcode_symbol = str;
+    str = cp_str(k, d->event_symbol);
+    if (s) s->event_symbol = str;
     /* the message is not a name: copied whole, on its own */
     str = d->message ? cp_bytes(k, d->message, strlen(d->message)) : NULL;
     if (s) s->message = str;
@@ -649,7 +655,7 @@ etw_status etw_cache_insert(etw_cache *c, etw_schema_source source, uint8_t ptr_
     size_t nref = 0;
     for (uint32_t i = 0; i < draft->prop_count; i++) nref += draft->props[i].map != NULL;
     if ((st = ptr_set_init(&maps, nref, map_stack, MAPSET_STACK, &c->al)) != ETW_OK) return st;
-    size_t nstr = 5 + (size_t)draft->prop_count;
+    size_t nstr = 8 + (size_t)draft->prop_count; /* the schema's names, props' names */
     for (uint32_t i = 0; i < draft->prop_count; i++) {
         const etw_map *mp = draft->props[i].map;
         if (!mp) continue;

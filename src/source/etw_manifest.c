@@ -666,6 +666,9 @@ static etw_status build(etw_manifest_set *m, etw_cache *cache, uint8_t ptr_size,
     d.event_name = e->name;
     d.task_name = e->task_name;
     d.opcode_name = e->opcode_name;
+    d.task_symbol = e->task_symbol;
+    d.opcode_symbol = e->opcode_symbol;
+    d.event_symbol = e->event_symbol;
     d.message = e->message;
     d.event_id = e->id;
     d.version = e->version;

@@ -31,6 +31,7 @@ static int num_attr(const char *s, uint64_t max, uint64_t *v) {
  * the document arena). */
 typedef struct c_prov_tables {
     const p_named *tasks;
+    const p_named *opcodes;
     const char **task_display;   /* display names (display_name) */
     const char **opcode_display;
     uint64_t *task_values;
@@ -82,11 +83,13 @@ static int compile_event(loader *L, p_provider *pp, const p_event *pe, const c_p
             task = (int32_t)idx;
             e->task = (uint16_t)pt->task_values[idx];
             e->task_name = pt->task_display[idx];
+            e->task_symbol = pt->tasks[idx].name; /* entered in the name table: not empty */
         } else {
             WARN(L, ETW_E_NOT_FOUND, pe->line, "provider %s: event %u: unknown task \"%s\"", nz(pp->name), e->id,
                  pe->task);
             e->task_name = etw_mf_ar_strndup(&L->doc->ar, tn, tl);
             if (!e->task_name) return -1;
+            e->task_symbol = e->task_name; /* the name it was referred by */
         }
     }
     /* opcode: the task's own, the provider's, the predefined ones */
@@ -98,8 +101,10 @@ static int compile_event(loader *L, p_provider *pp, const p_event *pe, const c_p
                    lookup(L, SCOPE_OPCODE(0), pe->opcode, &idx)) {
             e->opcode = (uint8_t)pt->opcode_values[idx];
             e->opcode_name = pt->opcode_display[idx];
+            e->opcode_symbol = pt->opcodes[idx].name;
         } else if (etw_mf_std_opcode(on, &e->opcode)) {
             e->opcode_name = etw_mf_std_opcode_display(on); /* attributes come trimmed */
+            e->opcode_symbol = etw_mf_std_opcode_symbol(on);
         } else {
             WARN(L, ETW_E_NOT_FOUND, pe->line, "provider %s: event %u: unknown opcode \"%s\"", nz(pp->name),
                  e->id, pe->opcode);
@@ -199,6 +204,7 @@ static int compile_event(loader *L, p_provider *pp, const p_event *pe, const c_p
         if (sl == 0) sym = NULL;
         else if (sym[sl] != 0 && !(sym = etw_mf_ar_strndup(&L->doc->ar, sym, sl))) return -1;
     }
+    e->event_symbol = sym;
     if (e->task_name) {
         if (e->opcode == 0 || !e->opcode_name) e->name = e->task_name;
         else if (!(e->name = join(L, e->task_name, "/", e->opcode_name))) return -1;
@@ -259,6 +265,7 @@ int etw_mf_compile_provider(loader *L, p_provider *pp, mf_provider **out) {
 
     c_prov_tables pt;
     pt.tasks = pp->tasks.v;
+    pt.opcodes = pp->opcodes.v;
     pt.task_values = etw_mf_ar_alloc(ar, (size_t)pp->tasks.n * sizeof(uint64_t));
     pt.opcode_values = etw_mf_ar_alloc(ar, (size_t)pp->opcodes.n * sizeof(uint64_t));
     pt.level_values = etw_mf_ar_alloc(ar, (size_t)pp->levels.n * sizeof(uint64_t));

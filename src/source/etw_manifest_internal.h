@@ -71,6 +71,9 @@ typedef struct mf_event {
     const char *name;
     const char *task_name;
     const char *opcode_name;
+    const char *task_symbol;   /* the task's name attribute, or NULL */
+    const char *opcode_symbol; /* the opcode's name attribute ("win:" dropped), or NULL */
+    const char *event_symbol;  /* the event's symbol attribute, or NULL */
     const char *message;
     const etw_property *props;
     uint16_t prop_count;

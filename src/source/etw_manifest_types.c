@@ -288,6 +288,12 @@ const char *etw_mf_std_opcode_display(const char *name) {
     return e ? std_opcode_display[e - std_opcodes] : NULL;
 }
 
+const char *etw_mf_std_opcode_symbol(const char *name) {
+    const char *l = std_local(name);
+    const name_num *e = l ? find(std_opcodes, COUNT_OF(std_opcodes), l) : NULL;
+    return e ? e->name : NULL;
+}
+
 int etw_mf_std_channel(const char *name, uint8_t *value) {
     const char *l = std_local(name);
     const name_num *e = l ? find(std_channels, COUNT_OF(std_channels), l) : NULL;

@@ -37,6 +37,11 @@ int etw_mf_std_task(const char *name, uint16_t *value);
  * "win:Start" -> "Start"), or NULL when the name is not predefined. */
 const char *etw_mf_std_opcode_display(const char *name);
 
+/* The symbol of a predefined opcode: its name without the "win:" prefix, in
+ * winmeta.xml's case ("win:DC_Start" -> "DC_Start"), as TraceEvent names
+ * it; NULL when the name is not predefined. */
+const char *etw_mf_std_opcode_symbol(const char *name);
+
 /* A number: decimal, or hex with 0x/0X. Leading and trailing XML white
  * space is allowed. 1 when the whole text is one number that fits 64 bits
  * ("0x" alone reads as 0, as PerfView tolerates), 0 otherwise. */

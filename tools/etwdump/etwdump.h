@@ -88,6 +88,7 @@ typedef struct session {
     int64_t origin;      /* FILETIME of the earliest log-file header: "0 s" */
     int several;         /* more than one file is read */
     int par_problems;    /* --stats -j N: the decoders reported problems */
+    int cut_short;       /* the run stopped before the end (-n reached, a closed pipe) */
 } session;
 
 /* options.c: the command line. Returns 1 when o is filled, 0 on a usage error
@@ -108,6 +109,11 @@ void inputs_free(void);
 /* filter.c: the library filter the selection options describe; NULL after
  * reporting a bad value. */
 etw_filter *build_filter(const options *o);
+
+/* filter.c: after a whole run, one warning for each --event/--provider
+ * name or glob (and their --exclude- forms) that matched no event name,
+ * with the nearest names seen. */
+void report_unmatched(const options *o, const etw_filter *f);
 
 /* output.c: the selected events in the chosen format. */
 int run_events(session *s);

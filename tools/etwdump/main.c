@@ -172,6 +172,7 @@ int main(int argc, char **argv) {
                  : parallel  ? run_events_parallel(&s)
                              : run_events(&s);
         if (r2 > rc) rc = r2;
+        if ((r2 == EXIT_CLEAN || r2 == EXIT_SKIPPED) && !s.cut_short && !o.quiet) report_unmatched(&o, filter);
         if (rc == EXIT_CLEAN && skipped) rc = EXIT_SKIPPED;
     }
     int fr = flush_out(out);

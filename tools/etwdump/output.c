@@ -104,8 +104,12 @@ int run_events(session *s) {
         int w = write_out(s->out, text, len);
         if (w < 0) rc = EXIT_FATAL;
         if (w > 0) stopped = 1;
-        if (o->max_events && ++n >= o->max_events) break;
+        if (o->max_events && ++n >= o->max_events) {
+            s->cut_short = 1;
+            break;
+        }
     }
+    if (stopped) s->cut_short = 1;
     progress_end(pg);
     etw_renderer_free(rd);
     etw_decoder_finish(s->dec);
@@ -202,8 +206,11 @@ static void *par_worker_new(void *ctx, etw_decoder *dec) {
 }
 
 static void par_worker_free(void *ctx, void *state) {
-    (void)ctx;
+    par_run *pr = ctx;
     par_worker *w = state;
+    /* on the calling thread: what each worker's filter saw, added up (out
+     * of memory: fewer names to suggest, never a value wrongly unmatched) */
+    etw_filter_merge_names(pr->s->filter, w->filter);
     etw_renderer_free(w->rd);
     etw_filter_free(w->filter);
     free(w);
@@ -354,6 +361,7 @@ static int run_pipeline(session *s, par_run *pr) {
         rc = EXIT_INTERRUPTED;
     } else if (pr->stopped) {
         /* the reader of the pipe went away: a quiet stop */
+        s->cut_short = 1;
     } else if (st != ETW_OK) {
         if (!pr->write_failed) fprintf(stderr, "etwdump: %s\n", etw_strerror(st));
         rc = EXIT_FATAL;
@@ -363,6 +371,7 @@ static int run_pipeline(session *s, par_run *pr) {
             if (etw_reader_stats_get(etw_multi_reader(s->m, i))->problems) problems = 1;
         if (problems) rc = EXIT_SKIPPED;
     }
+    if (o->max_events && etw_pipeline_stats_get(p)->events_written >= o->max_events) s->cut_short = 1;
     etw_pipeline_free(p);
     return rc;
 }

@@ -44,7 +44,10 @@ static int scan(session *s, summary *sm) {
             rc = EXIT_FATAL;
             break;
         }
-        if (o->max_events && ++n >= o->max_events) break;
+        if (o->max_events && ++n >= o->max_events) {
+            s->cut_short = 1;
+            break;
+        }
     }
     progress_end(pg);
     etw_decoder_finish(s->dec);
@@ -116,8 +119,9 @@ static void *stat_worker_new(void *ctx, etw_decoder *dec) {
 }
 
 static void stat_worker_free(void *ctx, void *state) {
-    (void)ctx;
+    stat_run *sr = ctx;
     stat_worker *w = state;
+    etw_filter_merge_names(sr->s->filter, w->filter); /* on the calling thread */
     etw_stats_free(w->st);
     etw_filter_free(w->filter);
     free(w);
