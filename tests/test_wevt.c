@@ -156,6 +156,8 @@ static int compare_one(void *ctx, const etw_guid *g, uint16_t id, uint8_t ver) {
     if (a->task_name || strncmp(b->event_name, "EventID(", 8) != 0) SDIFF("event name", a->event_name, b->event_name);
     SDIFF("task name", a->task_name, b->task_name);
     SDIFF("opcode name", a->opcode_name, b->opcode_name);
+    SDIFF("task symbol", a->task_symbol, b->task_symbol);
+    SDIFF("opcode symbol", a->opcode_symbol, b->opcode_symbol);
     SDIFF("message", a->message, b->message);
     NDIFF("level", a->level, b->level);
     NDIFF("opcode", a->opcode, b->opcode);

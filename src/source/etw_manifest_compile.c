@@ -101,7 +101,10 @@ static int compile_event(loader *L, p_provider *pp, const p_event *pe, const c_p
                    lookup(L, SCOPE_OPCODE(0), pe->opcode, &idx)) {
             e->opcode = (uint8_t)pt->opcode_values[idx];
             e->opcode_name = pt->opcode_display[idx];
-            e->opcode_symbol = pt->opcodes[idx].name;
+            /* a predefined opcode listed by the provider (WEVT_TEMPLATE
+             * lists those its events use): its symbol without "win:" */
+            e->opcode_symbol = etw_mf_std_opcode_symbol(pt->opcodes[idx].name);
+            if (!e->opcode_symbol) e->opcode_symbol = pt->opcodes[idx].name;
         } else if (etw_mf_std_opcode(on, &e->opcode)) {
             e->opcode_name = etw_mf_std_opcode_display(on); /* attributes come trimmed */
             e->opcode_symbol = etw_mf_std_opcode_symbol(on);
