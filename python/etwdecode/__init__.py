@@ -79,13 +79,16 @@ class _Events:
 
 
 def open(path, manifests=(), *, raw=False, no_manifest_events=False, max_events=0,
-         file_order=False, default_manifests=True, **filters):
+         file_order=False, default_manifests=True, windows=None, lang=None, **filters):
     """The events of the trace at `path`, in timestamp order, as dicts.
 
     manifests: instrumentation manifest files or directories (etwdump -m).
     default_manifests: decode the .NET runtime's events with the CLR
     manifest built into the library when no manifest given and no schema in
     the trace describes them (False: etwdump --no-default-manifests).
+    windows: a Windows image (a mounted volume or its Windows folder) whose
+    DLL/EXE/SYS files give the providers' manifests (etwdump --windows).
+    lang: the language of names and messages from PE files (etwdump --lang).
     raw: add "raw" (bytes) to every event (etwdump --raw).
     no_manifest_events: leave out EventSource manifest chunks.
     max_events: stop after that many events (0: all).
@@ -98,7 +101,8 @@ def open(path, manifests=(), *, raw=False, no_manifest_events=False, max_events=
     etwdecode.DamageWarning warnings, with the file offset, and skipped.
     """
     options = dict(raw=raw, no_manifest_events=no_manifest_events, max_events=max_events,
-                   file_order=file_order, default_manifests=default_manifests)
+                   file_order=file_order, default_manifests=default_manifests,
+                   windows=None if windows is None else _os.fspath(windows), lang=lang)
     return _Events(path, manifests, options, filters)
 
 
@@ -114,6 +118,7 @@ def to_pandas(path, manifests=(), *, expand=None, **kwargs):
 
 
 def stats(path, manifests=(), *, no_manifest_events=False, max_events=0, default_manifests=True,
+          windows=None, lang=None,
           **filters):
     """The summary ``etwdump --stats --format json`` prints, as a dict: the
     file's header facts (session, OS, clock, buffers, lost events), and for
@@ -122,10 +127,12 @@ def stats(path, manifests=(), *, no_manifest_events=False, max_events=0, default
     kind. Same keywords as open()."""
     from ._summary import trace_stats
     return trace_stats(path, manifests, filters, no_manifest_events=no_manifest_events,
-                       max_events=max_events, default_manifests=default_manifests)
+                       max_events=max_events, default_manifests=default_manifests,
+                       windows=None if windows is None else _os.fspath(windows), lang=lang)
 
 
 def schemas(path, manifests=(), *, no_manifest_events=False, max_events=0, default_manifests=True,
+            windows=None, lang=None,
             **filters):
     """The schemas the selected events use, as ``etwdump --schemas`` prints
     them: a list of dicts (provider, provider_guid, event, id, version,
@@ -133,4 +140,5 @@ def schemas(path, manifests=(), *, no_manifest_events=False, max_events=0, defau
     fields with their types, counts, lengths and maps)."""
     from ._summary import trace_schemas
     return trace_schemas(path, manifests, filters, no_manifest_events=no_manifest_events,
-                         max_events=max_events, default_manifests=default_manifests)
+                         max_events=max_events, default_manifests=default_manifests,
+                       windows=None if windows is None else _os.fspath(windows), lang=lang)

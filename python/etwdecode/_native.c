@@ -304,6 +304,7 @@ typedef struct Reader {
     etw_reader *r;
     etw_decoder *dec;
     etw_filter *filter;      /* NULL: every event */
+    etw_windows_index *win;  /* windows=: the image's providers, NULL: none */
     etw_label lab;           /* the current event's names (large: not on the stack) */
     PyObject *path;          /* str, for messages */
     etw_text scratch;
@@ -807,6 +808,7 @@ fail:
 static void Reader_dealloc(Reader *self) {
     etw_filter_free(self->filter);
     if (self->dec) etw_decoder_free(self->dec);
+    etw_windows_index_free(self->win);
     if (self->r) etw_reader_close(self->r);
     etw_text_free(&self->scratch);
     ptr_cache_clear(&self->names);
@@ -861,17 +863,20 @@ static int add_filters(Reader *self, PyObject *filters) {
 
 /* Reader(path, manifests=(), *, raw=False, no_manifest_events=False,
  *        max_events=0, file_order=False, range=None, learn=None,
- *        no_decode=False, filters=None, default_manifests=True) */
+ *        no_decode=False, filters=None, default_manifests=True,
+ *        windows=None, lang=None) */
 static int Reader_init(Reader *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"path", "manifests", "raw", "no_manifest_events", "max_events",
                              "file_order", "range", "learn", "no_decode", "filters",
-                             "default_manifests", NULL};
+                             "default_manifests", "windows", "lang", NULL};
     PyObject *path_obj, *manifests = NULL, *range = Py_None, *learn = Py_None, *filters = Py_None;
+    PyObject *windows = Py_None;
+    const char *lang = NULL;
     int raw = 0, no_me = 0, file_order = 0, no_decode = 0, default_manifests = 1;
     unsigned long long max_events = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|O$ppKpOOpOp", kwlist, PyUnicode_FSDecoder, &path_obj,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|O$ppKpOOpOpOz", kwlist, PyUnicode_FSDecoder, &path_obj,
                                      &manifests, &raw, &no_me, &max_events, &file_order, &range, &learn,
-                                     &no_decode, &filters, &default_manifests))
+                                     &no_decode, &filters, &default_manifests, &windows, &lang))
         return -1;
     if (self->r || self->path) {
         Py_DECREF(path_obj);
@@ -908,8 +913,33 @@ static int Reader_init(Reader *self, PyObject *args, PyObject *kw) {
     dopt.on_diag = on_decoder_diag;
     dopt.diag_ctx = self;
     dopt.no_default_manifests = !default_manifests; /* the CLR's built-in manifest */
+    dopt.lang = lang;
+    if (lang && (!*lang || strlen(lang) > 23)) {
+        PyErr_SetString(PyExc_ValueError, "lang: a language tag such as 'en-US' or 'de-DE'");
+        return -1;
+    }
     s = etw_decoder_new(&self->dec, &dopt);
     if (s != ETW_OK) return PyErr_NoMemory(), -1;
+    if (windows != Py_None) {
+        /* a Windows image: its index (kept in the cache folder between runs) */
+        PyObject *wb = NULL;
+        if (!PyUnicode_FSConverter(windows, &wb)) return -1;
+        etw_windows_options wo;
+        memset(&wo, 0, sizeof wo);
+        wo.on_diag = on_decoder_diag;
+        wo.diag_ctx = self;
+        Py_BEGIN_ALLOW_THREADS
+        s = etw_windows_index_open(&self->win, PyBytes_AS_STRING(wb), &wo);
+        Py_END_ALLOW_THREADS
+        Py_DECREF(wb);
+        if (s == ETW_E_NOT_FOUND) { /* its message is the exception's */
+            PyErr_Format(PyExc_FileNotFoundError, "windows: %R is not a Windows folder (no System32, nor "
+                         "Windows/System32, in it)", windows);
+            return -1;
+        }
+        if (s != ETW_OK) return raise_status(self, s, "indexing the Windows folder"), -1;
+        etw_decoder_add_windows(self->dec, self->win);
+    }
     /* relative since/until count from the session start, also in a range
      * that does not start with the log-file header */
     if (self->filter)
@@ -1080,6 +1110,8 @@ static PyObject *Reader_close(Reader *self, PyObject *unused) {
     self->filter = NULL;
     if (self->dec) etw_decoder_free(self->dec);
     if (self->r) etw_reader_close(self->r);
+    etw_windows_index_free(self->win);
+    self->win = NULL;
     self->dec = NULL;
     self->r = NULL;
     self->finished = 1;

@@ -81,14 +81,15 @@ def _count(path, blocksize, npartitions):
     return max(1, math.ceil(os.path.getsize(path) / blocksize))
 
 
-def _plan_file(path, n, manifests=(), default_manifests=True):
+def _plan_file(path, n, manifests=(), default_manifests=True, windows=None, lang=None):
     """The plan of one file in n time ranges (fewer when it has too few
     buffers): one pass over the record headers with one schema lookup per
     event, no payload decoded."""
     whole = [{"path": path, "range": None, "learn": None}]
     if n == 1:
         return whole
-    with Reader(path, list(manifests), learn=[], default_manifests=default_manifests) as r:
+    with Reader(path, list(manifests), learn=[], default_manifests=default_manifests, windows=windows,
+                lang=lang) as r:
         bounds = r._split(n)
         _counts, places = r._scan()
     if len(bounds) == 2:
@@ -133,7 +134,8 @@ def _tasks(fn, paths_or_globs, blocksize, npartitions, manifests, options, pairs
             part = {"path": path, "range": None, "learn": None}
             tasks.append(delayed(fn, pure=True)(part, manifests, options, pairs))
             continue
-        plan = delayed(_plan_file, pure=True)(path, n, manifests, options.get("default_manifests", True))
+        plan = delayed(_plan_file, pure=True)(path, n, manifests, options.get("default_manifests", True),
+                                              options.get("windows"), options.get("lang"))
         for i in range(n):
             part = delayed(_plan_part, pure=True)(plan, i)
             tasks.append(delayed(fn, pure=True)(part, manifests, options, pairs))
@@ -165,25 +167,29 @@ def _list_of(part, manifests, options, pairs):
 
 
 def read_etl(paths_or_globs, manifests=(), blocksize=DEFAULT_BLOCKSIZE, npartitions=None, *,
-             raw=False, no_manifest_events=False, default_manifests=True, **filters):
+             raw=False, no_manifest_events=False, default_manifests=True, windows=None, lang=None,
+             **filters):
     """The events of the traces as a dask DataFrame, with the columns of
     etwdecode.to_pandas (header keys, time as datetime64[ns, UTC], and a
     ``fields`` column of dicts). paths_or_globs: a path, a glob, a directory
     (its *.etl) or a list of them; filters: as etwdecode.open."""
     import dask.dataframe as dd
     pairs = predicates(filters)
-    options = {"raw": raw, "no_manifest_events": no_manifest_events, "default_manifests": default_manifests}
+    options = {"raw": raw, "no_manifest_events": no_manifest_events, "default_manifests": default_manifests,
+               "windows": None if windows is None else os.path.abspath(windows), "lang": lang}
     manifests = [os.path.abspath(m) for m in manifests]
     tasks = _tasks(_frame_of, paths_or_globs, blocksize, npartitions, manifests, options, pairs)
     return dd.from_delayed(tasks, meta=_frames.empty_frame(), verify_meta=False)
 
 
 def to_bag(paths_or_globs, manifests=(), blocksize=DEFAULT_BLOCKSIZE, npartitions=None, *,
-           raw=False, no_manifest_events=False, default_manifests=True, **filters):
+           raw=False, no_manifest_events=False, default_manifests=True, windows=None, lang=None,
+           **filters):
     """The events as a dask Bag of dicts (nested fields kept as they are),
     partitioned as read_etl partitions."""
     import dask.bag as db
     pairs = predicates(filters)
-    options = {"raw": raw, "no_manifest_events": no_manifest_events, "default_manifests": default_manifests}
+    options = {"raw": raw, "no_manifest_events": no_manifest_events, "default_manifests": default_manifests,
+               "windows": None if windows is None else os.path.abspath(windows), "lang": lang}
     manifests = [os.path.abspath(m) for m in manifests]
     return db.from_delayed(_tasks(_list_of, paths_or_globs, blocksize, npartitions, manifests, options, pairs))

@@ -11,7 +11,7 @@ import warnings
 import pytest
 
 import etwdecode
-from conftest import MANIFESTS, TRACES, etwdump_events, trace
+from conftest import DATA, MANIFESTS, TRACES, etwdump_events, trace
 
 
 def json_time_ns(t):
@@ -182,3 +182,38 @@ def test_default_manifests():
     assert not etwdecode.stats(trace("gcevents.etl"))["errors"]
     assert {s["source"] for s in etwdecode.schemas(trace("gcevents.etl"))} == {"builtin", "mof"}
     assert "builtin" not in {s["source"] for s in etwdecode.schemas(trace("gcevents.etl"), default_manifests=False)}
+
+
+def test_windows_image(tmp_path, monkeypatch):
+    """windows= is etwdump --windows: plaso's test DLL (a v3.1 WEVT_TEMPLATE
+    with its message table) in a folder laid out as a Windows image decodes
+    a trace of its provider (written by tests/etlwrite.py) with its fields
+    and message, the same as etwdump does; stats and schemas take it too."""
+    import shutil
+    import struct
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "tests"))
+    import etlwrite
+    from conftest import etwdump_text
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    sysdir = tmp_path / "img" / "Windows" / "SysWOW64"
+    os.makedirs(tmp_path / "img" / "Windows" / "System32")
+    os.makedirs(sysdir)
+    shutil.copyfile(os.path.join(DATA, "wevt", "pe", "wrc-test-wevt_template.dll"), sysdir / "plaso.dll")
+    etl = str(tmp_path / "t.etl")
+    etlwrite.write_etl(etl, [dict(provider="67883bbc-d592-4d02-8e29-66907fcb07d6", id=1, version=1, ts=5,
+                                  payload="hello".encode("utf-16-le") + b"\0\0" + struct.pack("<i", -3))])
+    got = list(etwdecode.open(etl, windows=tmp_path / "img"))
+    assert got[1]["fields"] == {"name": "hello", "value": -3} and got[1]["event"] == "EventID(1)"
+    rc, out, err = etwdump_text("--windows", str(tmp_path / "img"), "--messages", etl)
+    want = [json.loads(line) for line in out.splitlines()]
+    assert want[1]["message"] == "A test value"
+    same_event(got[1], {k: v for k, v in want[1].items() if k != "message"}, "windows")
+    assert "error" in list(etwdecode.open(etl))[1]
+    assert etwdecode.stats(etl, windows=str(tmp_path / "img"))["errors"] == []
+    assert [s["source"] for s in etwdecode.schemas(etl, windows=str(tmp_path / "img"))] == ["manifest"]
+    assert os.listdir(tmp_path / "cache" / "etwdecode")[0].startswith("windows-")
+    with pytest.raises(FileNotFoundError):
+        list(etwdecode.open(etl, windows=tmp_path))
+    with pytest.raises(ValueError):
+        etwdecode.open(etl, lang="")
