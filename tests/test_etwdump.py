@@ -375,7 +375,8 @@ with tempfile.TemporaryDirectory() as tmp:
     with open(bad, "w") as fh:
         fh.write("<instrumentationManifest>\n<instrumentation>\n<events>\n</instrumentation>\n")
     rc, evs, err = events(os.path.join(DATA, "HTTP_Server.etl"), "-m", bad, "-m", os.path.join(DATA, "HTTP_Server.man"))
-    check(rc == 1 and re.search(r"bad\.man:\d+: ", err) is not None, "malformed manifest named with its line: %r" % err)
+    # a manifest's problems are told but never change the exit status
+    check(rc == 0 and re.search(r"bad\.man:\d+: ", err) is not None, "malformed manifest named with its line: %r" % err)
     check(len(by_provider(evs, "Microsoft-Windows-HttpService")) == 2041, "the other manifest still loads")
 
 # PerfView baselines, through the shared comparison tool when it is there (CI has it beside the clone)
