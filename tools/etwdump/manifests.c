@@ -26,12 +26,14 @@
 #define SEEN_MAX (1u << 16) /* messages remembered to say each once */
 #define FIRST_MAX 400       /* bytes of the first message kept for the summary */
 
-enum { K_WARN, K_DUP, K_MALFORMED, K_IO, K_LIMIT, K_OTHER, K_COUNT };
+enum { K_WARN, K_DUP, K_UNKNOWN, K_MALFORMED, K_UNSUPPORTED, K_IO, K_LIMIT, K_OTHER, K_COUNT };
 
-static const char *const kind_one[K_COUNT] = {"warning", "provider declared twice", "malformed file",
-                                               "unreadable file", "file over a limit", "other problem"};
-static const char *const kind_many[K_COUNT] = {"warnings", "providers declared twice", "malformed files",
-                                                "unreadable files", "files over a limit", "other problems"};
+static const char *const kind_one[K_COUNT] = {
+    "warning",           "provider declared twice",   "unknown name or type",   "malformed file or element",
+    "unsupported construct", "unreadable file",       "limit hit",              "other problem"};
+static const char *const kind_many[K_COUNT] = {
+    "warnings",           "providers declared twice",  "unknown names or types", "malformed files or elements",
+    "unsupported constructs", "unreadable files",      "limits hit",             "other problems"};
 
 typedef struct mf_group {
     const char *path; /* as given to -m */
@@ -81,7 +83,9 @@ static int kind_of(const etw_diag *d) {
          * message (its file replacing the other is the same fact) */
         if (strstr(d->message, "replaces the one loaded from")) return -1;
         return strstr(d->message, "is declared again") ? K_DUP : K_WARN;
+    case ETW_E_NOT_FOUND: return K_UNKNOWN;
     case ETW_E_CORRUPT: return K_MALFORMED;
+    case ETW_E_UNSUPPORTED: return K_UNSUPPORTED;
     case ETW_E_IO: return K_IO;
     case ETW_E_LIMIT: return K_LIMIT;
     default: return K_OTHER;
