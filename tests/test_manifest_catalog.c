@@ -269,6 +269,23 @@ static void test_catalog_folder(void) {
     /* a path that cannot be read is an error; a missing file too */
     ETW_CHECK_INT(etw_manifest_catalog_add_path(c, "/no/such/dir", NULL), ETW_E_IO);
     etw_manifest_catalog_free(c);
+
+    /* hostile neighbours: a 2 GiB (sparse) file is refused unread, a FIFO
+     * is not opened; the rest is cataloged as before */
+    snprintf(p, sizeof p, "%s/big.man", dir_);
+    FILE *bf = fopen(p, "wb");
+    ETW_CHECK(bf != NULL);
+    if (bf) fclose(bf);
+    ETW_CHECK_INT(truncate(p, (off_t)2 << 30), 0);
+    snprintf(p, sizeof p, "%s/fifo.man", dir_);
+    ETW_CHECK_INT(mkfifo(p, 0600), 0);
+    memset(&dg, 0, sizeof dg);
+    ETW_CHECK_INT(etw_manifest_catalog_new(&c, &co), ETW_OK);
+    ETW_CHECK_INT(etw_manifest_catalog_add_path(c, dir_, &files), ETW_OK);
+    ETW_CHECK_INT(files, 4);
+    ETW_CHECK_INT(dg.n, 3); /* big.man over the limit, G1 twice, d.xml */
+    ETW_CHECK_INT(dg.warnings, 2);
+    etw_manifest_catalog_free(c);
     remove_dir(dir_);
 }
 

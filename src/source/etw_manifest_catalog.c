@@ -375,6 +375,12 @@ static etw_status read_file(etw_manifest_catalog *c, const char *path, size_t *l
     *len = 0;
     FILE *f = fopen(path, "rb");
     if (!f) return ETW_E_IO;
+    /* a file known to be too large is refused before a byte is read */
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size > ETW_CATALOG_MAX_FILE_BYTES) {
+        fclose(f);
+        return ETW_E_LIMIT;
+    }
     etw_status st = ETW_OK;
     size_t n = 0;
     for (;;) {
@@ -383,7 +389,10 @@ static etw_status read_file(etw_manifest_catalog *c, const char *path, size_t *l
                 st = ETW_E_LIMIT;
                 break;
             }
+            /* at most the limit and one byte: enough to tell a file that
+             * grew past it */
             size_t ncap = c->bufcap ? c->bufcap * 2 : 256 * 1024;
+            if ((uint64_t)ncap > ETW_CATALOG_MAX_FILE_BYTES + 1) ncap = (size_t)ETW_CATALOG_MAX_FILE_BYTES + 1;
             unsigned char *nb = etw_alloc(&c->al, ncap);
             if (!nb) {
                 st = ETW_E_NOMEM;
@@ -597,7 +606,8 @@ static etw_status add_dir(etw_manifest_catalog *c, const char *path, uint32_t de
                 continue;
             }
             st = add_dir(c, names[i], depth + 1, files);
-        } else if (has_manifest_ext(names[i])) {
+        } else if (S_ISREG(fs.st_mode) && has_manifest_ext(names[i])) {
+            /* regular files only: a FIFO would block the scan */
             st = add_file(c, names[i], 0, files);
         }
     }
