@@ -94,7 +94,9 @@ void etw_decoder_free(etw_decoder *d);
  * be called at any time: events after the call see the new schemas. A
  * malformed file loads nothing and returns ETW_E_CORRUPT (reported with its
  * line); ETW_E_IO when the path cannot be read. *providers (may be NULL)
- * receives the number of providers loaded by this call. */
+ * receives the number of providers loaded by this call. A directory is
+ * parsed whole, now; etw_decoder_add_manifest_catalog loads a folder lazily.
+ * Problems of the user's manifests go to on_manifest_diag when it is set. */
 etw_status etw_decoder_add_manifest(etw_decoder *d, const char *path, uint32_t *providers);
 
 /* The same from XML text in memory; origin names it in messages. */
