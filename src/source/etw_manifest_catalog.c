@@ -168,6 +168,7 @@ etw_status etw_manifest_scan_providers(const void *data, size_t len, etw_guid *o
             i = e + 3;
             continue;
         }
+        if (i < u.n && u_at(&u, i) == '/') continue; /* an end tag */
         size_t ns = i;
         while (i < u.n) {
             unsigned c = u_at(&u, i);
@@ -370,49 +371,54 @@ static int grow(const etw_allocator *al, void **p, uint32_t *cap, uint32_t need,
     return 1;
 }
 
-/* Read path into c->buf. ETW_E_IO (errno kept), ETW_E_LIMIT, ETW_E_NOMEM. */
+/* Make c->buf hold at least need bytes (contents not kept). */
+static etw_status buf_reserve(etw_manifest_catalog *c, size_t need) {
+    if (need <= c->bufcap) return ETW_OK;
+    size_t ncap = c->bufcap ? c->bufcap : 256 * 1024;
+    while (ncap < need) ncap *= 2;
+    if ((uint64_t)ncap > ETW_CATALOG_MAX_FILE_BYTES + 1) ncap = (size_t)ETW_CATALOG_MAX_FILE_BYTES + 1;
+    if (ncap < need) return ETW_E_LIMIT;
+    unsigned char *nb = etw_alloc(&c->al, ncap);
+    if (!nb) return ETW_E_NOMEM;
+    etw_free(&c->al, c->buf);
+    c->buf = nb;
+    c->bufcap = ncap;
+    return ETW_OK;
+}
+
+/* Read path into c->buf: ETW_E_IO (errno kept), ETW_E_LIMIT (over
+ * ETW_CATALOG_MAX_FILE_BYTES: refused unread when its size says so),
+ * ETW_E_NOMEM. The buffer is sized from the file's size and read into
+ * directly; a file that grows while read is read up to the limit and one
+ * byte. */
 static etw_status read_file(etw_manifest_catalog *c, const char *path, size_t *len) {
     *len = 0;
     FILE *f = fopen(path, "rb");
     if (!f) return ETW_E_IO;
-    /* a file known to be too large is refused before a byte is read */
-    struct stat sb;
-    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size > ETW_CATALOG_MAX_FILE_BYTES) {
-        fclose(f);
-        return ETW_E_LIMIT;
-    }
     etw_status st = ETW_OK;
+    struct stat sb;
+    uint64_t size = 0;
+    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0) size = (uint64_t)sb.st_size;
+    if (size > ETW_CATALOG_MAX_FILE_BYTES) st = ETW_E_LIMIT;
+    else st = buf_reserve(c, (size_t)size + 1);
     size_t n = 0;
-    for (;;) {
+    while (st == ETW_OK) {
         if (n == c->bufcap) {
-            if ((uint64_t)c->bufcap > ETW_CATALOG_MAX_FILE_BYTES) {
-                st = ETW_E_LIMIT;
-                break;
-            }
-            /* at most the limit and one byte: enough to tell a file that
-             * grew past it */
-            size_t ncap = c->bufcap ? c->bufcap * 2 : 256 * 1024;
-            if ((uint64_t)ncap > ETW_CATALOG_MAX_FILE_BYTES + 1) ncap = (size_t)ETW_CATALOG_MAX_FILE_BYTES + 1;
-            unsigned char *nb = etw_alloc(&c->al, ncap);
-            if (!nb) {
-                st = ETW_E_NOMEM;
-                break;
-            }
-            if (n) memcpy(nb, c->buf, n);
-            etw_free(&c->al, c->buf);
-            c->buf = nb;
-            c->bufcap = ncap;
+            /* grown since fstat: keep what was read */
+            unsigned char *old = c->buf;
+            size_t oldcap = c->bufcap;
+            c->buf = NULL;
+            c->bufcap = 0;
+            st = buf_reserve(c, oldcap + 1);
+            if (st == ETW_OK) memcpy(c->buf, old, n);
+            etw_free(&c->al, old);
+            if (st != ETW_OK) break;
         }
         size_t r = fread(c->buf + n, 1, c->bufcap - n, f);
         n += r;
-        if (r == 0) {
-            if (ferror(f)) st = ETW_E_IO;
-            break;
-        }
-        if ((uint64_t)n > ETW_CATALOG_MAX_FILE_BYTES) {
-            st = ETW_E_LIMIT;
-            break;
-        }
+        if ((uint64_t)n > ETW_CATALOG_MAX_FILE_BYTES) st = ETW_E_LIMIT;
+        else if (r == 0 && ferror(f)) st = ETW_E_IO;
+        else if (r == 0 || feof(f)) break;
     }
     int e = errno;
     fclose(f);
