@@ -108,6 +108,9 @@ void on_manifest_diag(void *ctx, const etw_diag *d) {
     if (first_time(ms, d->message)) {
         mf_group *g = group_of(ms, d->message);
         int say = g ? ms->verbose : 1;
+        /* a file named directly that redeclares a provider says so itself
+         * when it loads ("replaces the one loaded from") */
+        if (!g && d->status == ETW_OK && strstr(d->message, "is declared again")) say = 0;
         if (ms->quiet && d->status != ETW_E_IO) say = 0;
         if (g) {
             int k = kind_of(d);
