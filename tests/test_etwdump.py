@@ -375,8 +375,68 @@ with tempfile.TemporaryDirectory() as tmp:
     with open(bad, "w") as fh:
         fh.write("<instrumentationManifest>\n<instrumentation>\n<events>\n</instrumentation>\n")
     rc, evs, err = events(os.path.join(DATA, "HTTP_Server.etl"), "-m", bad, "-m", os.path.join(DATA, "HTTP_Server.man"))
-    check(rc == 1 and re.search(r"bad\.man:\d+: ", err) is not None, "malformed manifest named with its line: %r" % err)
+    # a manifest's problems are told but never change the exit status
+    check(rc == 0 and re.search(r"bad\.man:\d+: ", err) is not None, "malformed manifest named with its line: %r" % err)
     check(len(by_provider(evs, "Microsoft-Windows-HttpService")) == 2041, "the other manifest still loads")
+
+# A folder of many manifests (-m DIR): loaded lazily by provider GUID, the
+# same output as the one manifest the trace uses, exit 0, its problems in one
+# summary line per folder (each with --verbose).
+http_guid = "{dd5ef90a-6398-47a4-ad34-4dcecdef795f}"
+with open(os.path.join(DATA, "HTTP_Server.man"), encoding="utf-8") as fh:
+    http_text = fh.read()
+with tempfile.TemporaryDirectory() as tmp:
+    folder = os.path.join(tmp, "manifests")
+    os.makedirs(os.path.join(folder, "sub"))
+    for i in range(300):
+        fake = http_text.replace(http_guid, "{%08x-5eed-4000-8000-%012x}" % (0x10000000 + i, i)).replace(
+            "Microsoft-Windows-HttpService", "Fake-HttpService-%03d" % i)
+        where = "sub" if i % 7 == 0 else ""
+        with open(os.path.join(folder, where, "fake%03d.man" % i), "w", encoding="utf-8") as fh:
+            fh.write(fake)
+    with open(os.path.join(folder, "m_real.man"), "w", encoding="utf-8") as fh:
+        fh.write(http_text)
+    # malformed, declares the trace's provider, and sorts before the real one:
+    # it is loaded with it (nothing of it), the real one still wins
+    with open(os.path.join(folder, "a_broken.man"), "w", encoding="utf-8") as fh:
+        fh.write("<instrumentationManifest><instrumentation><events>\n<provider name='x' guid='%s'>\n"
+                 "</events>\n" % http_guid)
+    with open(os.path.join(folder, "no_provider.xml"), "w", encoding="utf-8") as fh:
+        fh.write("<instrumentationManifest/>\n")
+    with open(os.path.join(folder, "bad_guid.man"), "w", encoding="utf-8") as fh:
+        fh.write("<provider name='y' guid='{nope}'/>\n")
+    with open(os.path.join(folder, "zz_again.man"), "w", encoding="utf-8") as fh:  # a fake declared twice
+        fh.write(http_text.replace(http_guid, "{%08x-5eed-4000-8000-%012x}" % (0x10000000 + 5, 5)))
+    http_etl_path = os.path.join(DATA, "HTTP_Server.etl")
+    rc1, alone, err1 = run("-m", os.path.join(DATA, "HTTP_Server.man"), http_etl_path)
+    rc, out, err = run("-m", folder, http_etl_path)
+    lines = err.splitlines()
+    check(rc == 0 and out == alone and rc1 == 0, "-m DIR: the same output as the one manifest, rc %d" % rc)
+    check(len(lines) == 1 and lines[0].startswith("etwdump: manifests in %s: " % folder)
+          and "malformed file" in lines[0] and "declared twice" in lines[0] and "--verbose" in lines[0],
+          "-m DIR: one summary line: %r" % err[:2000])
+    rc, out, err = run("-j", "2", "-m", folder, http_etl_path)
+    check(rc == 0 and out == alone and len(err.splitlines()) == 1, "-m DIR -j 2: the same, rc %d %r" % (rc, err[:500]))
+    rc, out, err = run("--verbose", "-m", folder, http_etl_path)
+    check(rc == 0 and out == alone and re.search(r"a_broken\.man:\d+: ", err) and "no_provider.xml" in err
+          and "bad_guid.man" in err and "declared again" in err and len(err.splitlines()) >= 5
+          and "Fake-HttpService" not in err, "--verbose: each problem: %r" % err[:2000])
+    rc, out, err = run("--verbose", "-j", "2", "-m", folder, http_etl_path)
+    check(rc == 0 and out == alone and err.count("a_broken.man:") == 1, "--verbose -j 2: each problem once")
+    rc, out, err = run("-q", "-m", folder, http_etl_path)
+    check(rc == 0 and out == alone and err == "", "-q -m DIR: nothing on stderr: %r" % err[:500])
+    rc, out, err = run("--stats", "-j", "2", "-m", folder, http_etl_path)
+    check(rc == 0 and len(err.splitlines()) == 1, "--stats -j 2 -m DIR: rc %d" % rc)
+    # two folders: one line each at most; the later folder wins for a provider in both
+    other = os.path.join(tmp, "other")
+    os.makedirs(other)
+    with open(os.path.join(other, "http.man"), "w", encoding="utf-8") as fh:
+        fh.write(http_text.replace("Microsoft-Windows-HttpService", "Later-HttpService"))
+    rc, out, err = run("-m", folder, "-m", other, http_etl_path)
+    check(rc == 0 and len(err.splitlines()) <= 2 and '"provider":"Later-HttpService"' in out
+          and "Microsoft-Windows-HttpService" not in out, "-m DIR1 -m DIR2: the later wins: %r" % err[:500])
+    rc, out, err = run("-m", other, "-m", folder, http_etl_path)
+    check(rc == 0 and out == alone, "-m DIR2 -m DIR1: the later wins")
 
 # PerfView baselines, through the shared comparison tool when it is there (CI has it beside the clone)
 tool = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "tools",

@@ -32,6 +32,7 @@
 
 #include "etw_decode.h"
 #include "etw_event.h"
+#include "etw_manifest_catalog.h"
 #include "etw_reader.h"
 #include "etw_schema.h"
 #include "etw_status.h"
@@ -64,6 +65,13 @@ typedef struct etw_decoder_options {
      * manifests, EventSource manifests and metadata merged into the trace;
      * the XML is parsed the first time such an event is met. */
     int no_default_manifests;
+    /* Problems and warnings of the user's manifests (etw_decoder_add_manifest*,
+     * and the files of a catalog, which may load in the middle of a run):
+     * when set they go here instead of on_diag. Called on the thread that
+     * uses the decoder (etw_pipeline passes it to every worker's decoder
+     * unchanged, so it may be called from several threads at once). */
+    etw_diag_fn on_manifest_diag;
+    void *manifest_diag_ctx;
 } etw_decoder_options;
 
 typedef struct etw_decoder_stats {
@@ -83,6 +91,9 @@ typedef struct etw_decoder_stats {
     uint32_t metadata_events;       /* TRACE_EVENT_INFO schemas merged into the trace */
     uint32_t builtin_providers;     /* providers parsed from the built-in manifests:
                                      * 0 until an event of one of them is met */
+    uint64_t manifest_problems;     /* the part of `problems` that came from the user's
+                                     * manifests (a malformed or unreadable file): not
+                                     * trace data */
 } etw_decoder_stats;
 
 etw_status etw_decoder_new(etw_decoder **out, const etw_decoder_options *opt);
@@ -97,7 +108,9 @@ void etw_decoder_free(etw_decoder *d);
  * be called at any time: events after the call see the new schemas. A
  * malformed file loads nothing and returns ETW_E_CORRUPT (reported with its
  * line); ETW_E_IO when the path cannot be read. *providers (may be NULL)
- * receives the number of providers loaded by this call. */
+ * receives the number of providers loaded by this call. A directory is
+ * parsed whole, now; etw_decoder_add_manifest_catalog loads a folder lazily.
+ * Problems of the user's manifests go to on_manifest_diag when it is set. */
 etw_status etw_decoder_add_manifest(etw_decoder *d, const char *path, uint32_t *providers);
 
 /* A manifest path may also be a PE file (DLL, EXE, SYS) whose WEVT_TEMPLATE
@@ -115,6 +128,24 @@ etw_status etw_decoder_add_windows(etw_decoder *d, const struct etw_windows_inde
 /* The same from XML text in memory; origin names it in messages. */
 etw_status etw_decoder_add_manifest_xml(etw_decoder *d, const char *xml, size_t len,
                                         const char *origin, uint32_t *providers);
+
+/* Use a catalog of manifest files (etw_manifest_catalog.h) as user
+ * manifests, loading each file only when the trace has an event of a
+ * provider it declares (the first lookup of that provider loads it, in the
+ * middle of the run: its problems are reported then). Files named directly
+ * in the catalog are loaded now. The catalog is borrowed, read-only: build
+ * it once and give it to any number of decoders (one per thread); it must
+ * outlive them. One catalog per decoder (ETW_E_INVALID_ARG for a second:
+ * put several paths into one catalog instead).
+ *
+ * Precedence is that of loading every file in order, the later file
+ * winning: manifests added before this call rank before the catalog (a
+ * provider they loaded that the catalog declares is loaded from the catalog
+ * now), manifests added after it rank after (before loading them, the
+ * catalog files declaring the same providers are loaded, so the later
+ * manifest replaces them). Returns the first failure of the files loaded
+ * now (ETW_E_CORRUPT, ETW_E_IO), else ETW_OK. */
+etw_status etw_decoder_add_manifest_catalog(etw_decoder *d, const etw_manifest_catalog *cat);
 
 /* Learn the schemas merged into the trace (KernelTraceControl MetaData
  * EventInfo / EventMapInfo records). They are written after the first event

@@ -9,6 +9,9 @@
  *   etw_event    (etw_event.h)   one normalized record, borrowed bytes
  *   etw_decoder  (etw_decoder.h) which schema decodes an event: one cache,
  *                                every schema source (etw_schema.h)
+ *   etw_manifest_catalog (etw_manifest_catalog.h) which manifest file of
+ *                                a folder declares which provider: lazy
+ *                                loading of manifest folders
  *   etw_decode   (etw_decode.h)  pull typed values from a payload
  *   etw_traits   (etw_traits.h)  provider traits: parse and build
  *   etw_json     (etw_json.h)    an event as one JSON line (the contract in
@@ -32,6 +35,7 @@
 #include "etw_filter.h"
 #include "etw_json.h"
 #include "etw_label.h"
+#include "etw_manifest_catalog.h"
 #include "etw_multi.h"
 #include "etw_pipeline.h"
 #include "etw_reader.h"

@@ -10,6 +10,7 @@
 #include "../source/etw_eventsource.h"
 #include "../source/etw_kernel_source.h"
 #include "../source/etw_manifest.h"
+#include "../source/etw_manifest_catalog.h"
 #include "../source/etw_manifest_ext.h"
 #include "etwdecode/etw_windows.h"
 #include "../source/etw_metadata.h"
@@ -58,6 +59,8 @@ struct etw_decoder {
     uint64_t *refs;      /* count/length scratch for the cursor */
     size_t refs_len;
     etw_decoder_stats stats;
+    const etw_manifest_catalog *cat; /* user manifests loaded lazily from it */
+    uint8_t *cat_loaded;             /* per catalog file: 1 once loaded */
     char why[640]; /* room for a manifest's path and provider name */
     /* Windows images whose providers load lazily into the user set */
     const etw_windows_index *windows[ETW_DECODER_MAX_WINDOWS];
@@ -73,19 +76,39 @@ static void report(void *ctx, const etw_diag *diag) {
     if (d->opt.on_diag) d->opt.on_diag(d->opt.diag_ctx, diag);
 }
 
+/* The user's manifests: counted as every diagnostic, and in
+ * manifest_problems; told to on_manifest_diag when there is one. */
+static void report_manifest(void *ctx, const etw_diag *diag) {
+    etw_decoder *d = ctx;
+    if (diag->status == ETW_OK) {
+        d->stats.warnings++;
+    } else {
+        d->stats.problems++;
+        d->stats.manifest_problems++;
+    }
+    if (d->opt.on_manifest_diag) d->opt.on_manifest_diag(d->opt.manifest_diag_ctx, diag);
+    else if (d->opt.on_diag) d->opt.on_diag(d->opt.diag_ctx, diag);
+}
+
 static etw_status es_manifest(void *ctx, const etw_guid *provider, uint32_t pid, const uint8_t *xml,
                               size_t len);
 
 /* The user set's lazy loader: the file of a Windows image that holds the
  * provider (its WEVT_TEMPLATE), loaded without replacing what the set
  * holds. */
+static int catalog_lazy(etw_decoder *d, const etw_guid *provider);
+
 static int user_lazy(void *ctx, etw_manifest_set *m, const etw_guid *provider) {
     etw_decoder *d = ctx;
+    /* the -m folders first (they rank with the -m files), then the images */
+    if (d->cat && catalog_lazy(d, provider)) return 1;
     for (uint32_t i = 0; i < d->nwindows; i++) {
         const char *path = etw_windows_index_find(d->windows[i], provider);
         if (!path) continue;
         uint32_t n = 0;
+        etw_manifest_set_keep_existing(m, 1);
         etw_manifest_load_path(m, path, &n);
+        etw_manifest_set_keep_existing(m, 0);
         if (etw_manifest_has_provider(m, provider)) {
             d->stats.manifest_providers = etw_manifest_provider_count(m);
             return 1;
@@ -126,7 +149,9 @@ etw_status etw_decoder_new(etw_decoder **out, const etw_decoder_options *opt) {
     etw_status s = etw_cache_new(&d->cache, &a);
     if (s == ETW_OK) {
         mo.kind = ETW_SOURCE_MANIFEST;
+        mo.on_diag = report_manifest;
         s = etw_manifest_set_new(&d->user, &mo);
+        mo.on_diag = report;
     }
     if (s == ETW_OK) {
         mo.kind = ETW_SOURCE_EVENTSOURCE;
@@ -181,6 +206,7 @@ void etw_decoder_free(etw_decoder *d) {
     etw_manifest_set_free(d->user);
     etw_manifest_set_free(d->es_set);
     etw_manifest_set_free(d->builtin);
+    etw_free(&a, d->cat_loaded);
     etw_metadata_set_free(d->meta);
     etw_kernel_source_free(d->kernel);
     etw_tl_scratch_free(&d->tl);
@@ -379,8 +405,124 @@ static void user_manifests_changed(etw_decoder *d) {
     d->stats.manifest_providers = etw_manifest_provider_count(d->user);
 }
 
+/* ---- a manifest catalog: the user's manifests loaded lazily --------------- */
+
+/* Load the not yet loaded files of catalog file f's group, in catalog
+ * order. *any: a provider was loaded; the first failure is returned. */
+static etw_status load_group(etw_decoder *d, uint32_t f, int *any) {
+    etw_status st = ETW_OK;
+    for (uint32_t g = etw_catalog_group_first(d->cat, f); g != ETW_CATALOG_NONE;
+         g = etw_catalog_group_next(d->cat, g)) {
+        if (d->cat_loaded[g]) continue;
+        d->cat_loaded[g] = 1;
+        if (etw_catalog_file_kind(d->cat, g) != ETW_CATALOG_XML) continue; /* no other kind yet */
+        uint32_t n = 0;
+        etw_status s = etw_manifest_load_path(d->user, etw_catalog_path(d->cat, g), &n);
+        if (n) *any = 1;
+        if (s != ETW_OK && st == ETW_OK) st = s;
+    }
+    return st;
+}
+
+/* The catalog's part of the user set's lazy loader (user_lazy): a
+ * provider the set does not hold. */
+static int catalog_lazy(etw_decoder *d, const etw_guid *provider) {
+    uint32_t f = etw_catalog_find(d->cat, provider);
+    if (f == ETW_CATALOG_NONE) return 0;
+    int any = 0;
+    (void)load_group(d, f, &any);
+    /* no other source was asked for this provider yet (the user's manifests
+     * come first), so there is nothing to forget: only count */
+    if (any) d->stats.manifest_providers = etw_manifest_provider_count(d->user);
+    return any;
+}
+
+/* Before providers are loaded from outside the catalog (they rank after
+ * it), load the catalog's files that declare the same GUIDs, so that the
+ * later load replaces them as loading everything in order would. */
+static etw_status catalog_before(etw_decoder *d, const etw_guid *g, size_t n) {
+    etw_status st = ETW_OK;
+    int any = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t f = etw_catalog_find(d->cat, &g[i]);
+        if (f == ETW_CATALOG_NONE) continue;
+        etw_status s = load_group(d, f, &any);
+        if (s != ETW_OK && st == ETW_OK) st = s;
+    }
+    return st;
+}
+
+typedef struct guid_list {
+    etw_decoder *d;
+    etw_guid *g;
+    size_t n, cap;
+    int oom;
+} guid_list;
+
+static int collect_provider(void *ctx, const etw_guid *provider, uint16_t id, uint8_t version) {
+    guid_list *l = ctx;
+    (void)id;
+    (void)version;
+    if (l->n && etw_guid_equal(&l->g[l->n - 1], provider)) return 0;
+    if (l->n == l->cap) {
+        size_t ncap = l->cap ? l->cap * 2 : 64;
+        etw_guid *ng = etw_calloc(&l->d->alloc, ncap, sizeof *ng);
+        if (!ng) {
+            l->oom = 1;
+            return 1;
+        }
+        if (l->n) memcpy(ng, l->g, l->n * sizeof *ng);
+        etw_free(&l->d->alloc, l->g);
+        l->g = ng;
+        l->cap = ncap;
+    }
+    l->g[l->n++] = *provider;
+    return 0;
+}
+
+etw_status etw_decoder_add_manifest_catalog(etw_decoder *d, const etw_manifest_catalog *cat) {
+    if (!d || !cat || d->cat) return ETW_E_INVALID_ARG;
+    uint32_t nf = etw_catalog_count(cat);
+    d->cat_loaded = etw_calloc(&d->alloc, nf ? nf : 1, 1);
+    if (!d->cat_loaded) return ETW_E_NOMEM;
+    d->cat = cat;
+    /* the providers loaded before rank before the catalog */
+    guid_list l;
+    memset(&l, 0, sizeof l);
+    l.d = d;
+    etw_manifest_foreach_event(d->user, collect_provider, &l);
+    etw_status st = l.oom ? ETW_E_NOMEM : catalog_before(d, l.g, l.n);
+    etw_free(&d->alloc, l.g);
+    /* files named directly load now, as etw_decoder_add_manifest would */
+    int any = 0;
+    for (uint32_t f = 0; f < nf; f++) {
+        if (!etw_catalog_named(cat, f) || d->cat_loaded[f]) continue;
+        etw_status s = load_group(d, f, &any);
+        if (s != ETW_OK && st == ETW_OK) st = s;
+    }
+    etw_manifest_set_lazy(d->user, user_lazy, d);
+    user_manifests_changed(d);
+    return st;
+}
+
 etw_status etw_decoder_add_manifest(etw_decoder *d, const char *path, uint32_t *providers) {
     if (!d || !path) return ETW_E_INVALID_ARG;
+    if (d->cat) {
+        /* what path declares, found as the catalog finds it */
+        etw_manifest_catalog *pre = NULL;
+        etw_manifest_catalog_options co;
+        memset(&co, 0, sizeof co);
+        co.allocator = &d->alloc;
+        if (etw_manifest_catalog_new(&pre, &co) == ETW_OK &&
+            etw_manifest_catalog_add_path(pre, path, NULL) != ETW_E_NOMEM) {
+            for (uint32_t i = 0; i < etw_catalog_count(pre); i++) {
+                size_t n;
+                const etw_guid *g = etw_catalog_file_guids(pre, i, &n);
+                (void)catalog_before(d, g, n);
+            }
+        }
+        etw_manifest_catalog_free(pre);
+    }
     etw_status s = etw_manifest_load_path(d->user, path, providers);
     user_manifests_changed(d);
     return s;
@@ -389,6 +531,15 @@ etw_status etw_decoder_add_manifest(etw_decoder *d, const char *path, uint32_t *
 etw_status etw_decoder_add_manifest_xml(etw_decoder *d, const char *xml, size_t len, const char *origin,
                                         uint32_t *providers) {
     if (!d || (!xml && len)) return ETW_E_INVALID_ARG;
+    if (d->cat) {
+        etw_guid *g = etw_calloc(&d->alloc, ETW_CATALOG_MAX_FILE_PROVIDERS, sizeof *g);
+        size_t n = 0;
+        if (g) {
+            (void)etw_manifest_scan_providers(xml, len, g, ETW_CATALOG_MAX_FILE_PROVIDERS, &n, NULL, NULL);
+            (void)catalog_before(d, g, n);
+            etw_free(&d->alloc, g);
+        }
+    }
     etw_status s = etw_manifest_load_xml(d->user, xml, len, origin ? origin : "(memory)", providers);
     user_manifests_changed(d);
     return s;

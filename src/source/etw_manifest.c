@@ -194,6 +194,10 @@ etw_status etw_manifest_set_lang(etw_manifest_set *m, const char *lang) {
     return ETW_OK;
 }
 
+void etw_manifest_set_keep_existing(etw_manifest_set *m, int on) {
+    if (m) m->keep_existing = on != 0;
+}
+
 etw_status etw_manifest_set_lazy(etw_manifest_set *m, etw_manifest_lazy_fn fn, void *ctx) {
     if (!m) return ETW_E_INVALID_ARG;
     m->lazy = fn;
@@ -235,9 +239,9 @@ static void install(loader *L, mf_provider *p) {
     etw_manifest_set *m = L->m;
     mf_provider **s = prov_slot(m, &p->guid);
     mf_provider *old = *s;
-    /* a file loaded lazily (for another of its providers) never replaces
-     * what the set holds: the user's own manifests come first */
-    if (old && m->lazy_depth) return;
+    /* while keep_existing is set (a Windows image's file, loaded for one of
+     * its providers), what the set holds stays: the user's files come first */
+    if (old && m->keep_existing) return;
     p->order = m->next_order++;
     p->doc->live++;
     *s = p;

@@ -66,6 +66,11 @@ etw_status etw_manifest_set_lang(etw_manifest_set *m, const char *lang);
  * image's PE file, a built-in manifest) and returns 1 when it loaded
  * something. Each GUID is offered at most once per set, so a provider
  * nobody has costs one call. fn must not free m. NULL turns it off. */
+/* While on, a load leaves the providers the set already holds as they are
+ * (its other providers are added): for files that fill in, such as a
+ * Windows image's DLLs, which often declare several providers. */
+void etw_manifest_set_keep_existing(etw_manifest_set *m, int on);
+
 typedef int (*etw_manifest_lazy_fn)(void *ctx, etw_manifest_set *m, const etw_guid *provider);
 etw_status etw_manifest_set_lazy(etw_manifest_set *m, etw_manifest_lazy_fn fn, void *ctx);
 

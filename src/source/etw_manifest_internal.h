@@ -113,6 +113,7 @@ struct etw_manifest_set {
     etw_guid *offered;
     uint32_t omask, noffered;
     uint32_t lazy_depth; /* a loader that loads again does not recurse */
+    uint8_t keep_existing; /* loads do not replace providers the set holds */
     char lang[24];       /* message tables of PE files: this language's .mui ("": en-US) */
     char msg[640];
 };

@@ -58,6 +58,7 @@ typedef struct options {
     int file_order;
     int no_map;     /* etw_reader_options.no_map: 1 unless --map */
     int quiet;
+    int verbose;    /* --verbose: every problem of the -m folders' manifests */
     int no_progress;
     unsigned long long max_events;
     etw_render_format format;
@@ -70,11 +71,14 @@ typedef struct options {
     unsigned jobs; /* -j; 0: the processors available */
 } options;
 
+typedef struct manifests manifests;
+
 typedef struct diag_ctx {
     const char *path;    /* the file being opened */
     etw_multi *multi;    /* once open: names the file of the current event */
     int quiet;
     int muted; /* during the pre-scan: the same problems come again later */
+    manifests *mf; /* the -m options (NULL: none) */
 } diag_ctx;
 
 /* Everything a run works with. */
@@ -137,6 +141,19 @@ int setup_decoder(const options *o, etw_multi *m, diag_ctx *dc, etw_decoder **ou
 
 /* main.c: problems learning schemas (manifests name their own file and line). */
 void on_decoder_diag(void *ctx, const etw_diag *d);
+
+/* manifests.c: the -m options as one manifest catalog (the manifests.c
+ * comment says how their problems are told). manifests_open returns
+ * EXIT_FATAL after reporting a -m path that cannot be read; *out stays NULL
+ * without -m. */
+int manifests_open(const options *o, manifests **out);
+/* Give a decoder the catalog (NULL ms: nothing); EXIT_FATAL when it cannot. */
+int manifests_attach(manifests *ms, etw_decoder *dec);
+/* etw_decoder_options.on_manifest_diag (ctx: the manifests); thread-safe. */
+void on_manifest_diag(void *ctx, const etw_diag *d);
+/* One line per -m folder whose manifests had problems (not with --quiet). */
+void manifests_summary(manifests *ms);
+void manifests_free(manifests *ms);
 
 /* stats.c: --stats, a summary instead of the events. */
 int run_stats(session *s);

@@ -37,20 +37,16 @@ int setup_decoder(const options *o, etw_multi *m, diag_ctx *dc, etw_decoder **ou
     dopt.diag_ctx = dc;
     dopt.lang = o->lang;
     dopt.no_default_manifests = o->no_default_manifests;
+    dopt.on_manifest_diag = on_manifest_diag;
+    dopt.manifest_diag_ctx = dc->mf;
     if (etw_decoder_new(out, &dopt) != ETW_OK) {
         fprintf(stderr, "etwdump: out of memory\n");
         return EXIT_FATAL;
     }
+    /* manifest problems are told, never counted in the exit status */
+    int rc = manifests_attach(dc->mf, *out);
+    if (rc == EXIT_FATAL) return rc;
     add_windows(o, *out);
-    int rc = EXIT_CLEAN;
-    for (int i = 0; i < o->nmanifests; i++) {
-        etw_status ms = etw_decoder_add_manifest(*out, o->manifests[i], NULL);
-        if (ms == ETW_E_IO) {
-            return EXIT_FATAL; /* reported by on_decoder_diag */
-        } else if (ms != ETW_OK) {
-            rc = EXIT_SKIPPED; /* reported with its line; the other manifests still load */
-        }
-    }
     dc->muted = 1;
     for (size_t i = 0; i < etw_multi_count(m); i++) {
         etw_status ps = etw_decoder_prescan(*out, etw_multi_reader(m, i));
@@ -130,9 +126,16 @@ int main(int argc, char **argv) {
         return EXIT_FATAL;
     }
     dc.multi = m;
+    if (manifests_open(&o, &dc.mf) == EXIT_FATAL) {
+        manifests_free(dc.mf);
+        etw_multi_free(m);
+        inputs_free();
+        return EXIT_FATAL;
+    }
     FILE *out = stdout;
     if (o.output && !(out = fopen(o.output, "wb"))) {
         fprintf(stderr, "etwdump: %s: %s\n", o.output, strerror(errno));
+        manifests_free(dc.mf);
         etw_multi_free(m);
         inputs_free();
         return EXIT_FATAL;
@@ -181,9 +184,11 @@ int main(int argc, char **argv) {
         fprintf(stderr, "etwdump: %s: write error: %s\n", o.output, strerror(errno));
         rc = EXIT_FATAL;
     }
+    manifests_summary(dc.mf);
     etw_filter_free(filter);
     etw_decoder_free(dec);
     close_windows(&o);
+    manifests_free(dc.mf);
     etw_multi_free(m);
     inputs_free();
     return rc;

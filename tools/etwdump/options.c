@@ -26,8 +26,10 @@ static const char usage_text[] =
     "                       local (RFC 3339 with this machine's UTC offset)\n"
     "  -m, --manifest PATH  decode manifest-based events with this instrumentation\n"
     "                       or Windows component manifest (a .man/.xml file, or a\n"
-    "                       directory: every such file in it and below);\n"
-    "                       repeatable; takes precedence over schemas in the trace.\n"
+    "                       directory: every such file in it and below, each\n"
+    "                       loaded when the trace uses a provider it declares);\n"
+    "                       repeatable, the later file wins for a provider in two;\n"
+    "                       takes precedence over schemas in the trace.\n"
     "                       A PE file (.dll/.exe/.sys) gives its WEVT_TEMPLATE\n"
     "                       resource with its message table (its own, else\n"
     "                       LANG/FILE.mui beside it); a bare WEVT_TEMPLATE blob too\n"
@@ -40,7 +42,6 @@ static const char usage_text[] =
     "                       trace first uses it; below -m; repeatable\n"
     "  --lang TAG           the language of messages and names from PE files\n"
     "                       (en-US by default): TAG/FILE.mui beside each file\n"
-    "                       repeatable; takes precedence over schemas in the trace\n"
     "  --no-default-manifests  do not decode .NET runtime events with the CLR's\n"
     "                       manifest built into etwdump (ClrEtwAll.man: used for\n"
     "                       the events no -m manifest or schema in the trace\n"
@@ -70,6 +71,8 @@ static const char usage_text[] =
     "                       available); the output is the same for every N\n"
     "  -o, --output FILE    write to FILE instead of standard output\n"
     "  -q, --quiet          do not report damaged data on standard error\n"
+    "  --verbose            report each problem of the manifests of -m folders\n"
+    "                       (by default: one summary line per folder)\n"
     "  -h, --help           show this help\n"
     "  -V, --version        show the version\n"
     "\n"
@@ -104,8 +107,8 @@ static const char usage_text[] =
     "\n"
     "exit status: 0 all data read; 1 some data was damaged and skipped (each\n"
     "problem is reported on standard error with its file offset), or a file of\n"
-    "several could not be read; 2 no file could be read, or the command line is\n"
-    "wrong; 130 stopped by Ctrl-C (the output ends with a complete line). A\n"
+    "several could not be read (a manifest's problems never count); 2 no file\n"
+    "could be read, a -m path cannot be read, or the command line is wrong; 130 stopped by Ctrl-C (the output ends with a complete line). A\n"
     "closed pipe (etwdump ... | head) ends the run quietly.\n";
 
 /* The selection options: each adds one predicate of the library's filter. */
@@ -223,6 +226,8 @@ int parse_args(int argc, char **argv, options *o) {
             o->no_map = 0;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             o->quiet = 1;
+        } else if (!strcmp(a, "--verbose")) {
+            o->verbose = 1;
         } else if (!strcmp(a, "--format")) {
             if (++i >= argc) goto missing;
             o->format_given = 1;

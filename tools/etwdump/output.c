@@ -115,7 +115,8 @@ int run_events(session *s) {
     etw_decoder_finish(s->dec);
     if (stop_requested() && rc == EXIT_CLEAN) rc = EXIT_INTERRUPTED;
     if (rc == EXIT_CLEAN) {
-        int problems = etw_decoder_stats_get(s->dec)->problems != 0;
+        const etw_decoder_stats *ds = etw_decoder_stats_get(s->dec);
+        int problems = ds->problems - ds->manifest_problems != 0; /* manifests: told, not counted */
         for (size_t i = 0; i < etw_multi_count(s->m); i++)
             if (etw_reader_stats_get(etw_multi_reader(s->m, i))->problems) problems = 1;
         if (problems) rc = EXIT_SKIPPED;
@@ -175,18 +176,10 @@ static void render_options(const session *s, etw_decoder *dec, etw_render_option
 
 static etw_status par_setup(void *ctx, etw_decoder *dec) {
     par_run *pr = ctx;
-    const options *o = pr->s->o;
-    int first = pr->setups++ == 0;
-    add_windows(o, dec);
-    for (int i = 0; i < o->nmanifests; i++) {
-        etw_status ms = etw_decoder_add_manifest(dec, o->manifests[i], NULL);
-        if (!first) continue;
-        if (ms == ETW_E_IO) {
-            pr->setup_rc = EXIT_FATAL; /* reported by on_decoder_diag */
-        } else if (ms != ETW_OK && pr->setup_rc < EXIT_SKIPPED) {
-            pr->setup_rc = EXIT_SKIPPED; /* reported with its line; the other manifests still load */
-        }
-    }
+    pr->setups++;
+    /* manifest problems are told, never counted in the exit status */
+    if (manifests_attach(pr->s->dc->mf, dec) == EXIT_FATAL) pr->setup_rc = EXIT_FATAL;
+    add_windows(pr->s->o, dec);
     return ETW_OK;
 }
 
@@ -334,6 +327,8 @@ static int run_pipeline(session *s, par_run *pr) {
     po.decoder.lang = s->o->lang;
     po.decoder.diag_ctx = s->dc;
     po.decoder.no_default_manifests = o->no_default_manifests;
+    po.decoder.on_manifest_diag = on_manifest_diag;
+    po.decoder.manifest_diag_ctx = s->dc->mf;
     po.setup = par_setup;
     po.worker_new = par_worker_new;
     po.worker_free = par_worker_free;

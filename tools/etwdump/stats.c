@@ -92,15 +92,10 @@ typedef struct stat_worker {
 
 static etw_status stat_setup(void *ctx, etw_decoder *dec) {
     stat_run *sr = ctx;
-    const options *o = sr->s->o;
-    int first = sr->setups++ == 0;
-    add_windows(o, dec);
-    for (int i = 0; i < o->nmanifests; i++) {
-        etw_status ms = etw_decoder_add_manifest(dec, o->manifests[i], NULL);
-        if (!first) continue;
-        if (ms == ETW_E_IO) sr->setup_rc = EXIT_FATAL; /* reported by on_decoder_diag */
-        else if (ms != ETW_OK && sr->setup_rc < EXIT_SKIPPED) sr->setup_rc = EXIT_SKIPPED;
-    }
+    sr->setups++;
+    /* manifest problems are told, never counted in the exit status */
+    if (manifests_attach(sr->s->dc->mf, dec) == EXIT_FATAL) sr->setup_rc = EXIT_FATAL;
+    add_windows(sr->s->o, dec);
     return ETW_OK;
 }
 
@@ -222,6 +217,8 @@ static int scan_parallel(session *s, etw_stats *stats) {
     po.decoder.lang = s->o->lang;
     po.decoder.diag_ctx = s->dc;
     po.decoder.no_default_manifests = o->no_default_manifests;
+    po.decoder.on_manifest_diag = on_manifest_diag;
+    po.decoder.manifest_diag_ctx = s->dc->mf;
     po.setup = stat_setup;
     po.worker_new = stat_worker_new;
     po.worker_free = stat_worker_free;
@@ -274,7 +271,8 @@ static int finish(session *s, int rc, const char *text, size_t len, int newline)
     if (w < 0) return EXIT_FATAL;
     if (rc == EXIT_CLEAN) {
         /* no decoder of our own: the pipeline's said (scan_parallel) */
-        int problems = s->dec ? etw_decoder_stats_get(s->dec)->problems != 0 : s->par_problems;
+        const etw_decoder_stats *ds = s->dec ? etw_decoder_stats_get(s->dec) : NULL;
+        int problems = ds ? ds->problems - ds->manifest_problems != 0 : s->par_problems;
         for (size_t i = 0; i < etw_multi_count(s->m); i++)
             if (etw_reader_stats_get(etw_multi_reader(s->m, i))->problems) problems = 1;
         if (problems) rc = EXIT_SKIPPED;
