@@ -192,6 +192,22 @@ def main():
         d8 = {(e["provider_guid"], e["id"]): e for e in evs8[1:]}.get((WPF, 12001), {})
         check(rc8 == 0 and d8.get("fields") == d.get("fields") and d8.get("event") == d.get("event"),
               "-m wpf-etw.dll: %r" % d8)
+        # -m DIR with PE files: cataloged by their WEVT_TEMPLATE GUIDs and
+        # loaded when used (a damaged PE and a PE without one are only counted)
+        mdir = os.path.join(tmp, "mdir")
+        os.makedirs(mdir)
+        shutil.copyfile(os.path.join(DLLS, "wpf-etw.dll"), os.path.join(mdir, "wpf.dll"))
+        shutil.copyfile(os.path.join(PE, "wrc-test-wevt_template.dll"), os.path.join(mdir, "plaso.dll"))
+        shutil.copyfile(os.path.join(PE, "wrc_test.dll"), os.path.join(mdir, "nomanifest.dll"))
+        shutil.copyfile(os.path.join(win, "System32", "damaged.dll"), os.path.join(mdir, "damaged.dll"))
+        rc10, evs10, err10, _ = run(env, "-m", mdir, "--messages", etl)
+        by10 = {(e["provider_guid"], e["id"]): e for e in evs10[1:]}
+        check(rc10 == 0 and by10.get((WPF, 12001), {}).get("fields") == d.get("fields") and
+              by10.get((PLASO, 1), {}).get("message") == "A test value" and
+              "no schema" in by10.get((REFCH1, 1), {}).get("error", ""),
+              "-m DIR of PE files: %r %r" % (by10.get((WPF, 12001)), err10))
+        check(err10.count("\n") <= 1, "-m DIR of PE files: at most one summary line: %r" % err10)
+
         # -m with the bare blob: the same events, but no message table: a
         # map entry without its text is its value
         rc9, evs9, err9, _ = run(env, "-m", os.path.join(DATA, "wevt", "event-trace-kit", "wpf-etw.wevt.v5.bin"), etl)

@@ -49,11 +49,13 @@ extern "C" {
 
 typedef struct etw_manifest_catalog etw_manifest_catalog;
 
-/* What a catalog file is. Only XML manifests are cataloged today; a PE
- * image with a WEVT_TEMPLATE resource is meant to be another kind. */
+/* What a catalog file is: a folder's *.man and *.xml files are manifests,
+ * its *.dll, *.exe and *.sys files PE images whose WEVT_TEMPLATE declares
+ * the providers (a file's first bytes decide: "MZ", "CRIM", else XML). */
 typedef enum etw_catalog_kind {
     ETW_CATALOG_XML = 1, /* an instrumentation or component manifest */
-    ETW_CATALOG_PE = 2   /* reserved: a Windows image (not produced yet) */
+    ETW_CATALOG_PE = 2   /* a PE image (*.dll, *.exe, *.sys) with a WEVT_TEMPLATE, or a bare
+                          * WEVT_TEMPLATE blob */
 } etw_catalog_kind;
 
 typedef struct etw_manifest_catalog_options {

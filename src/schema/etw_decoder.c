@@ -415,7 +415,7 @@ static etw_status load_group(etw_decoder *d, uint32_t f, int *any) {
          g = etw_catalog_group_next(d->cat, g)) {
         if (d->cat_loaded[g]) continue;
         d->cat_loaded[g] = 1;
-        if (etw_catalog_file_kind(d->cat, g) != ETW_CATALOG_XML) continue; /* no other kind yet */
+        /* XML, PE or blob: etw_manifest_load_path tells them apart */
         uint32_t n = 0;
         etw_status s = etw_manifest_load_path(d->user, etw_catalog_path(d->cat, g), &n);
         if (n) *any = 1;

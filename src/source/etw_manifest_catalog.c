@@ -32,6 +32,8 @@
 
 #include "../common/etw_alloc.h"
 #include "etw_manifest_types.h"
+#include "../wevt/etw_pe.h"
+#include "../wevt/etw_wevt.h"
 
 /* How deep a directory is searched (as etw_manifest_load_path). */
 #define CAT_MAX_DEPTH 16
@@ -427,6 +429,49 @@ static etw_status read_file(etw_manifest_catalog *c, const char *path, size_t *l
     return st;
 }
 
+typedef struct pe_sink {
+    etw_guid *out;
+    size_t max, n, total;
+} pe_sink;
+
+static void pe_guid(void *ctx, const etw_guid *g) {
+    pe_sink *k = ctx;
+    if (k->n < k->max) k->out[k->n++] = *g;
+    k->total++;
+}
+
+/* The provider GUIDs of a PE image's WEVT_TEMPLATE, or of a bare CRIM blob,
+ * in buf[0..len). 0 GUIDs (and a note unless the file was named) when it
+ * has none. */
+static void pe_providers(etw_manifest_catalog *c, const char *path, size_t len, int named, size_t *n,
+                         size_t *total) {
+    pe_sink k = {c->scan, ETW_CATALOG_MAX_FILE_PROVIDERS, 0, 0};
+    const uint8_t *b = c->buf;
+    size_t bl = len;
+    const char *why = NULL;
+    etw_status st = ETW_OK;
+    if (etw_wevt_is_pe(b, len)) {
+        etw_pe pe;
+        etw_pe_resource r;
+        st = etw_pe_open(&pe, b, len, &why);
+        if (st == ETW_OK) st = etw_pe_find_resource(&pe, "WEVT_TEMPLATE", 0, 0x0409, &r, &why);
+        if (st == ETW_OK) {
+            b = r.data;
+            bl = r.len;
+        }
+    }
+    if (st == ETW_OK && etw_wevt_blob_providers(b, bl, pe_guid, &k) != ETW_OK) {
+        st = ETW_E_CORRUPT;
+        why = "its WEVT_TEMPLATE is not a CRIM blob";
+    }
+    if (st == ETW_E_NOT_FOUND && !named)
+        cat_diag(c, ETW_OK, path, "no provider loaded: no WEVT_TEMPLATE resource in this PE file");
+    else if (st != ETW_OK && st != ETW_E_NOT_FOUND)
+        cat_diag(c, ETW_E_CORRUPT, path, "not cataloged: %s", why ? why : etw_strerror(st));
+    *n = k.n;
+    *total = k.total;
+}
+
 /* Scan one file and add it (its GUIDs win over earlier files'). */
 static etw_status add_file(etw_manifest_catalog *c, const char *path, int named, uint32_t *files) {
     if (c->nfiles >= ETW_CATALOG_MAX_ENTRIES) {
@@ -437,6 +482,7 @@ static etw_status add_file(etw_manifest_catalog *c, const char *path, int named,
     size_t len;
     etw_status st = read_file(c, path, &len);
     size_t n = 0, total = 0, bad = 0;
+    etw_catalog_kind kind = ETW_CATALOG_XML;
     if (st == ETW_E_IO) {
         int e = errno;
         cat_diag(c, ETW_E_IO, path, "cannot read the manifest: %s", strerror(e));
@@ -452,6 +498,15 @@ static etw_status add_file(etw_manifest_catalog *c, const char *path, int named,
         /* a file named directly is loaded anyway; its GUIDs are not known */
         len = 0;
         st = ETW_OK;
+    } else if (etw_wevt_is_pe(c->buf, len) || etw_wevt_is_blob(c->buf, len)) {
+        /* a PE image (its WEVT_TEMPLATE) or a bare WEVT_TEMPLATE blob */
+        if (!c->scan && !(c->scan = etw_calloc(&c->al, ETW_CATALOG_MAX_FILE_PROVIDERS, sizeof *c->scan)))
+            return ETW_E_NOMEM;
+        kind = ETW_CATALOG_PE;
+        pe_providers(c, path, len, named, &n, &total);
+        if (total > n)
+            cat_diag(c, ETW_E_LIMIT, path, "declares %zu providers; the first %u are cataloged", total,
+                     (unsigned)ETW_CATALOG_MAX_FILE_PROVIDERS);
     } else {
         if (!c->scan && !(c->scan = etw_calloc(&c->al, ETW_CATALOG_MAX_FILE_PROVIDERS, sizeof *c->scan)))
             return ETW_E_NOMEM;
@@ -503,7 +558,7 @@ static etw_status add_file(etw_manifest_catalog *c, const char *path, int named,
     cat_file *cf = &c->files[f];
     memset(cf, 0, sizeof *cf);
     cf->path = p;
-    cf->kind = ETW_CATALOG_XML;
+    cf->kind = (uint8_t)kind;
     cf->named = (uint8_t)(named != 0);
     cf->first = c->ndecl;
     c->parent[f] = f;
@@ -561,7 +616,9 @@ static int has_manifest_ext(const char *n) {
     if (l <= 4 || n[l - 4] != '.') return 0;
     char e[4] = {(char)ascii_lc((unsigned char)n[l - 3]), (char)ascii_lc((unsigned char)n[l - 2]),
                  (char)ascii_lc((unsigned char)n[l - 1]), 0};
-    return !strcmp(e, "man") || !strcmp(e, "xml");
+    /* manifests, and PE images that may hold a WEVT_TEMPLATE */
+    return !strcmp(e, "man") || !strcmp(e, "xml") || !strcmp(e, "dll") || !strcmp(e, "exe") ||
+           !strcmp(e, "sys");
 }
 
 static etw_status add_dir(etw_manifest_catalog *c, const char *path, uint32_t depth, uint32_t *files) {
