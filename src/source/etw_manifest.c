@@ -39,11 +39,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#ifndef _WIN32
-#include <dirent.h>
-#endif
 
 #include "etw_manifest_internal.h"
+#include "../common/etw_dir.h"
 #include "../wevt/etw_wevt.h"
 
 /* ---- arena ---------------------------------------------------------------- */
@@ -468,10 +466,6 @@ static etw_status load_file(etw_manifest_set *m, const char *path, uint32_t *pro
 }
 
 #ifndef _WIN32
-static int name_cmp(const void *a, const void *b) {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 static int has_manifest_ext(const char *n) {
     size_t l = strlen(n);
     return (l > 4 && eq_nocase(n + l - 4, ".man")) || (l > 4 && eq_nocase(n + l - 4, ".xml"));
@@ -490,45 +484,16 @@ typedef struct dir_walk {
 /* Load every *.man / *.xml file of dir and of its subdirectories (symbolic
  * links to directories are not followed), in name order. */
 static etw_status load_dir(etw_manifest_set *m, const char *path, uint32_t depth, dir_walk *w) {
-    DIR *d = opendir(path);
-    if (!d) {
+    char **names = NULL;
+    size_t n = 0;
+    etw_status st = etw_dir_list(&m->al, path, 1, (size_t)-1, &names, &n);
+    if (st == ETW_E_IO) {
         int e = errno;
         etw_mf_diag(m, ETW_E_IO, path, 0, "cannot read the directory: %s", strerror(e));
         errno = e;
         return ETW_E_IO;
     }
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    etw_status st = ETW_OK;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 16;
-            char **nn = etw_calloc(&m->al, ncap, sizeof *nn);
-            if (!nn) {
-                st = ETW_E_NOMEM;
-                break;
-            }
-            if (n) memcpy(nn, names, n * sizeof *nn);
-            etw_free(&m->al, names);
-            names = nn;
-            cap = ncap;
-        }
-        size_t pl = strlen(path), nl = strlen(de->d_name);
-        char *full = etw_alloc(&m->al, pl + nl + 2);
-        if (!full) {
-            st = ETW_E_NOMEM;
-            break;
-        }
-        memcpy(full, path, pl);
-        full[pl] = '/';
-        memcpy(full + pl + 1, de->d_name, nl + 1);
-        names[n++] = full;
-    }
-    closedir(d);
     if (st == ETW_OK) {
-        if (n) qsort(names, n, sizeof *names, name_cmp);
         for (size_t i = 0; i < n; i++) {
             struct stat ls, fs;
             if (lstat(names[i], &ls) != 0 || stat(names[i], &fs) != 0) continue;
@@ -550,8 +515,7 @@ static etw_status load_dir(etw_manifest_set *m, const char *path, uint32_t depth
             if (s != ETW_OK && st == ETW_OK) st = s;
         }
     }
-    for (size_t i = 0; i < n; i++) etw_free(&m->al, names[i]);
-    etw_free(&m->al, names);
+    etw_dir_free(&m->al, names, n);
     return st;
 }
 #endif

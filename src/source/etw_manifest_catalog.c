@@ -26,11 +26,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#ifndef _WIN32
-#include <dirent.h>
-#endif
 
 #include "../common/etw_alloc.h"
+#include "../common/etw_dir.h"
 #include "etw_manifest_types.h"
 #include "../wevt/etw_pe.h"
 #include "../wevt/etw_wevt.h"
@@ -605,10 +603,6 @@ static void flatten(etw_manifest_catalog *c) {
 }
 
 #ifndef _WIN32
-static int name_cmp(const void *a, const void *b) {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 static int ascii_lc(int ch) { return ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch; }
 
 static int has_manifest_ext(const char *n) {
@@ -622,43 +616,14 @@ static int has_manifest_ext(const char *n) {
 }
 
 static etw_status add_dir(etw_manifest_catalog *c, const char *path, uint32_t depth, uint32_t *files) {
-    DIR *d = opendir(path);
-    if (!d) {
+    char **names = NULL;
+    size_t n = 0;
+    etw_status st = etw_dir_list(&c->al, path, 1, (size_t)-1, &names, &n);
+    if (st == ETW_E_IO) {
         int e = errno;
         cat_diag(c, ETW_E_IO, path, "cannot read the directory: %s", strerror(e));
         return depth == 0 ? ETW_E_IO : ETW_OK;
     }
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    etw_status st = ETW_OK;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 64;
-            char **nn = etw_calloc(&c->al, ncap, sizeof *nn);
-            if (!nn) {
-                st = ETW_E_NOMEM;
-                break;
-            }
-            if (n) memcpy(nn, names, n * sizeof *nn);
-            etw_free(&c->al, names);
-            names = nn;
-            cap = ncap;
-        }
-        size_t pl = strlen(path), nl = strlen(de->d_name);
-        char *full = etw_alloc(&c->al, pl + nl + 2);
-        if (!full) {
-            st = ETW_E_NOMEM;
-            break;
-        }
-        memcpy(full, path, pl);
-        full[pl] = '/';
-        memcpy(full + pl + 1, de->d_name, nl + 1);
-        names[n++] = full;
-    }
-    closedir(d);
-    if (st == ETW_OK && n) qsort(names, n, sizeof *names, name_cmp);
     for (size_t i = 0; st == ETW_OK && i < n; i++) {
         struct stat ls, fs;
         if (lstat(names[i], &ls) != 0 || stat(names[i], &fs) != 0) continue;
@@ -674,8 +639,7 @@ static etw_status add_dir(etw_manifest_catalog *c, const char *path, uint32_t de
             st = add_file(c, names[i], 0, files);
         }
     }
-    for (size_t i = 0; i < n; i++) etw_free(&c->al, names[i]);
-    etw_free(&c->al, names);
+    etw_dir_free(&c->al, names, n);
     return st;
 }
 #endif

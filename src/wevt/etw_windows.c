@@ -28,6 +28,7 @@
 #include <xxhash.h>
 
 #include "../common/etw_alloc.h"
+#include "../common/etw_dir.h"
 #include "etw_pe.h"
 #include "etw_wevt.h"
 #include "../source/etw_manifest_types.h"
@@ -154,40 +155,17 @@ static int is_dir(const char *p) {
     return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
-static int name_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
 /* The names in dir (sorted), or NULL (and *n 0) when it cannot be read. */
 static char **list_dir(const etw_allocator *al, const char *dir, uint32_t *n) {
-    *n = 0;
-    DIR *d = opendir(dir);
-    if (!d) return NULL;
     char **v = NULL;
-    uint32_t cap = 0;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
-        if (*n == cap) {
-            uint32_t nc = cap ? cap * 2 : 64;
-            if (nc > MAX_FILES) break;
-            char **nv = etw_calloc(al, nc, sizeof *nv);
-            if (!nv) break;
-            if (*n) memcpy(nv, v, *n * sizeof *v);
-            etw_free(al, v);
-            v = nv;
-            cap = nc;
-        }
-        if (!(v[*n] = dup_str(al, de->d_name))) break;
-        (*n)++;
-    }
-    closedir(d);
-    if (*n) qsort(v, *n, sizeof *v, name_cmp);
+    size_t k = 0;
+    *n = 0;
+    if (etw_dir_list(al, dir, 0, MAX_FILES, &v, &k) != ETW_OK) return NULL;
+    *n = (uint32_t)k;
     return v;
 }
 
-static void free_list(const etw_allocator *al, char **v, uint32_t n) {
-    for (uint32_t i = 0; i < n; i++) etw_free(al, v[i]);
-    etw_free(al, v);
-}
+static void free_list(const etw_allocator *al, char **v, uint32_t n) { etw_dir_free(al, v, n); }
 #endif
 
 /* ---- the cache file ---------------------------------------------------------- */
