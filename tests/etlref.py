@@ -72,7 +72,9 @@ def records(path):
                 if eflags & 1:  # extended items: u16 reserved, u16 type, u16 reserved, u16 size(lo 15 bits..)
                     while True:
                         _, ext_type, link, ext_size = struct.unpack_from("<HHHH", d, q)
-                        q += 8 + ext_size
+                        # each item is padded to 8 bytes (the last one's padding
+                        # may be cut at the record's end)
+                        q = min(q + ((8 + ext_size + 7) & ~7), p + rsize)
                         if not (link & 1):
                             break
                 out.append(Record(form="EVENT_HEADER", provider=guid(d, p + 0x18), id=eid, version=ver, level=lvl,
