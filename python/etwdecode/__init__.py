@@ -82,7 +82,9 @@ def open(path, manifests=(), *, raw=False, no_manifest_events=False, max_events=
          file_order=False, default_manifests=True, windows=None, lang=None, **filters):
     """The events of the trace at `path`, in timestamp order, as dicts.
 
-    manifests: instrumentation manifest files or directories (etwdump -m).
+    manifests: instrumentation manifest files, PE files with a WEVT_TEMPLATE,
+    or directories of them (etwdump -m; a directory's files are loaded when
+    the trace uses a provider they declare).
     default_manifests: decode the .NET runtime's events with the CLR
     manifest built into the library when no manifest given and no schema in
     the trace describes them (False: etwdump --no-default-manifests).

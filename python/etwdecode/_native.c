@@ -15,6 +15,7 @@
 #include <Python.h>
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -305,6 +306,7 @@ typedef struct Reader {
     etw_decoder *dec;
     etw_filter *filter;      /* NULL: every event */
     etw_windows_index *win;  /* windows=: the image's providers, NULL: none */
+    etw_manifest_catalog *cat; /* manifests= with a directory: loaded lazily */
     etw_label lab;           /* the current event's names (large: not on the stack) */
     PyObject *path;          /* str, for messages */
     etw_text scratch;
@@ -809,6 +811,7 @@ static void Reader_dealloc(Reader *self) {
     etw_filter_free(self->filter);
     if (self->dec) etw_decoder_free(self->dec);
     etw_windows_index_free(self->win);
+    etw_manifest_catalog_free(self->cat);
     if (self->r) etw_reader_close(self->r);
     etw_text_free(&self->scratch);
     ptr_cache_clear(&self->names);
@@ -946,6 +949,61 @@ static int Reader_init(Reader *self, PyObject *args, PyObject *kw) {
         etw_filter_set_origin(self->filter,
                               etw_reader_to_filetime(self->r, etw_reader_logfile(self->r)->raw_timestamp));
 
+    /* a directory among the manifests: every path through one catalog, in
+     * order (as etwdump -m), so a folder's files load when used */
+    if (manifests && manifests != Py_None) {
+        int dirs = 0;
+        PyObject *seq = PySequence_Fast(manifests, "manifests must be a sequence of paths");
+        if (!seq) return -1;
+        Py_ssize_t nm = PySequence_Fast_GET_SIZE(seq);
+        for (Py_ssize_t i = 0; i < nm && !dirs; i++) {
+            PyObject *mb = NULL;
+            if (!PyUnicode_FSConverter(PySequence_Fast_GET_ITEM(seq, i), &mb)) {
+                Py_DECREF(seq);
+                return -1;
+            }
+            struct stat sb;
+            dirs = stat(PyBytes_AS_STRING(mb), &sb) == 0 && S_ISDIR(sb.st_mode);
+            Py_DECREF(mb);
+        }
+        if (dirs) {
+            etw_manifest_catalog_options co;
+            memset(&co, 0, sizeof co);
+            co.on_diag = on_decoder_diag;
+            co.diag_ctx = self;
+            if (etw_manifest_catalog_new(&self->cat, &co) != ETW_OK) {
+                Py_DECREF(seq);
+                return PyErr_NoMemory(), -1;
+            }
+            for (Py_ssize_t i = 0; i < nm; i++) {
+                PyObject *m = PySequence_Fast_GET_ITEM(seq, i), *mb = NULL;
+                if (!PyUnicode_FSConverter(m, &mb)) {
+                    Py_DECREF(seq);
+                    return -1;
+                }
+                errno = 0;
+                s = etw_manifest_catalog_add_path(self->cat, PyBytes_AS_STRING(mb), NULL);
+                err = errno;
+                Py_DECREF(mb);
+                if (s == ETW_E_IO) {
+                    errno = err ? err : ENOENT;
+                    PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, m);
+                    Py_DECREF(seq);
+                    return -1;
+                }
+                if (s == ETW_E_NOMEM) {
+                    Py_DECREF(seq);
+                    return PyErr_NoMemory(), -1;
+                }
+            }
+            Py_DECREF(seq);
+            s = etw_decoder_add_manifest_catalog(self->dec, self->cat);
+            if (s == ETW_E_NOMEM) return PyErr_NoMemory(), -1;
+            manifests = NULL; /* loaded */
+        } else {
+            Py_DECREF(seq);
+        }
+    }
     if (manifests && manifests != Py_None) {
         PyObject *it = PyObject_GetIter(manifests);
         if (!it) return -1;
@@ -1111,7 +1169,9 @@ static PyObject *Reader_close(Reader *self, PyObject *unused) {
     if (self->dec) etw_decoder_free(self->dec);
     if (self->r) etw_reader_close(self->r);
     etw_windows_index_free(self->win);
+    etw_manifest_catalog_free(self->cat); /* after the decoder that borrowed it */
     self->win = NULL;
+    self->cat = NULL;
     self->dec = NULL;
     self->r = NULL;
     self->finished = 1;

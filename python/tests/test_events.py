@@ -217,3 +217,20 @@ def test_windows_image(tmp_path, monkeypatch):
         list(etwdecode.open(etl, windows=tmp_path))
     with pytest.raises(ValueError):
         etwdecode.open(etl, lang="")
+
+
+def test_manifest_folder(tmp_path):
+    """A directory among manifests= is cataloged and its files loaded when
+    used (etwdump -m DIR): the same events as the one file it needs, with
+    other manifests and a broken one beside it."""
+    shutil.copyfile(os.path.join(DATA, "HTTP_Server.man"), tmp_path / "http.man")
+    shutil.copyfile(os.path.join(DATA, "ClrEtwAll.man"), tmp_path / "clr.man")
+    (tmp_path / "broken.man").write_text("<instrumentationManifest><provider guid='{")
+    name = "HTTP_Server.etl"
+    want = list(etwdecode.open(trace(name), [os.path.join(DATA, "HTTP_Server.man")]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = list(etwdecode.open(trace(name), [tmp_path]))
+    assert len(got) == len(want) == 2042
+    assert got == want
+    assert sum("error" in e for e in got) == sum("error" in e for e in want)
