@@ -71,6 +71,11 @@
 /* The most text one string may take (UTF-8 bytes): longer ones are cut. */
 #define MAX_TEXT 65536u
 
+/* An element's offset and its index, sorted by offset for lookups. */
+typedef struct off_index {
+    uint32_t off, index;
+} off_index;
+
 typedef struct wevt {
     loader *L;
     const uint8_t *b;
@@ -85,6 +90,8 @@ typedef struct wevt {
     uint32_t ntmpl;
     uint32_t *map_off; /* VMAP/BMAP offsets, in MAPS order */
     uint32_t nmaps;
+    off_index *maps_by_off; /* the same, sorted by offset, for lookups */
+    const char **task_names, **opco_names; /* by entry index: the name given to the compiler */
 } wevt;
 
 static uint32_t rd32(const wevt *w, uint64_t off) { return off + 4 <= w->len ? etw_le32(w->b + off) : 0; }
@@ -204,9 +211,35 @@ static int32_t entry_index(uint32_t off, uint32_t first, uint32_t n, uint32_t st
     return i < n ? (int32_t)i : -1;
 }
 
-static int32_t find_off(const uint32_t *offs, uint32_t n, uint32_t off) {
-    for (uint32_t i = 0; i < n; i++)
-        if (offs[i] == off) return (int32_t)i;
+/* By offset, then by index: equal offsets keep their order. */
+static int off_index_cmp(const void *a, const void *b) {
+    const off_index *x = a, *y = b;
+    if (x->off != y->off) return (x->off > y->off) - (x->off < y->off);
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* The index of the first entry at off in v[0..n) (sorted by
+ * off_index_cmp), or -1. */
+static int32_t find_sorted(const off_index *v, uint32_t n, uint32_t off) {
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (v[mid].off < off) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && v[lo].off == off ? (int32_t)v[lo].index : -1;
+}
+
+/* The index of off in the ascending offs[0..n) (templates, laid end to
+ * end), or -1. */
+static int32_t find_ascending(const uint32_t *offs, uint32_t n, uint32_t off) {
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (offs[mid] == off) return (int32_t)mid;
+        if (offs[mid] < off) lo = mid + 1;
+        else hi = mid;
+    }
     return -1;
 }
 
@@ -238,12 +271,11 @@ static int read_levels(wevt *w, uint32_t off) {
     w->nlevl = n;
     int nomem = 0;
     for (uint32_t i = 0; i < n && !nomem; i++) {
-        uint32_t e = first + i * LEVL_ENTRY, bad = 0;
-        int b = 0;
-        const char *name = counted_name(w, rd32(w, e + 8), &b);
+        uint32_t e = first + i * LEVL_ENTRY;
+        int bad = 0;
+        const char *name = counted_name(w, rd32(w, e + 8), &bad);
         if (!name) return 0;
         uint32_t msg = rd32(w, e + 4);
-        (void)bad;
         /* a predefined level without its text keeps winmeta's meaning */
         if (is_std_name(name) && (msg == NO_MESSAGE || !w->msgs)) continue;
         push_named(w, &w->pp->levels, name, rd32(w, e), msg, e, &nomem);
@@ -256,6 +288,8 @@ static int read_tasks(wevt *w, uint32_t off) {
     if (!list_at(w, off, M_TASK, LIST_HEADER, TASK_ENTRY, &first, &n, "TASK")) return 1;
     w->tasks_at = first;
     w->ntasks = n;
+    w->task_names = etw_mf_ar_alloc(&w->L->doc->ar, (size_t)(n ? n : 1) * sizeof *w->task_names);
+    if (!w->task_names) return 0;
     int nomem = 0;
     for (uint32_t i = 0; i < n && !nomem; i++) {
         uint32_t e = first + i * TASK_ENTRY;
@@ -264,6 +298,7 @@ static int read_tasks(wevt *w, uint32_t off) {
         if (!name) return 0;
         if (bad) BAD(w, e, "provider %s: task %u: its name does not fit", w->pname, (unsigned)rd32(w, e));
         push_named(w, &w->pp->tasks, name, rd32(w, e), rd32(w, e + 4), e, &nomem);
+        w->task_names[i] = name;
     }
     return !nomem;
 }
@@ -274,26 +309,38 @@ static int read_opcodes(wevt *w, uint32_t off) {
     if (!list_at(w, off, M_OPCO, LIST_HEADER, OPCO_ENTRY, &first, &n, "OPCO")) return 1;
     w->opco_at = first;
     w->nopco = n;
+    w->opco_names = etw_mf_ar_alloc(&w->L->doc->ar, (size_t)(n ? n : 1) * sizeof *w->opco_names);
+    if (!w->opco_names) return 0;
+    /* tasks by value, for the task-scoped opcodes */
+    uint32_t nt = w->pp->tasks.n;
+    off_index *tv = etw_calloc(&w->L->m->al, nt ? nt : 1, sizeof *tv);
+    if (!tv) return 0;
+    for (uint32_t t = 0; t < nt; t++) {
+        uint64_t v = 0;
+        etw_mf_parse_u64(VAT(p_named, &w->pp->tasks, t).value, &v);
+        tv[t].off = (uint32_t)v;
+        tv[t].index = t;
+    }
+    qsort(tv, nt, sizeof *tv, off_index_cmp);
     int nomem = 0;
     for (uint32_t i = 0; i < n && !nomem; i++) {
         uint32_t e = first + i * OPCO_ENTRY;
         int bad = 0;
         const char *name = counted_name(w, rd32(w, e + 8), &bad);
-        if (!name) return 0;
+        if (!name) {
+            nomem = 1;
+            break;
+        }
+        w->opco_names[i] = name;
         uint16_t task = rd16(w, e);
         uint32_t msg = rd32(w, e + 4);
+        /* a predefined opcode without its text: the compiler's winmeta names */
         if (task == 0 && is_std_name(name) && (msg == NO_MESSAGE || !w->msgs)) continue;
         p_named *x = push_named(w, &w->pp->opcodes, name, rd16(w, e + 2), msg, e, &nomem);
         if (!x || !task) continue;
-        for (uint32_t t = 0; t < w->pp->tasks.n; t++) {
-            const p_named *tk = &VAT(p_named, &w->pp->tasks, t);
-            uint64_t tv;
-            if (etw_mf_parse_u64(tk->value, &tv) && tv == task) {
-                x->task = (int32_t)t;
-                break;
-            }
-        }
+        x->task = find_sorted(tv, nt, task); /* the first task of that value */
     }
+    etw_free(&w->L->m->al, tv);
     return !nomem;
 }
 
@@ -371,7 +418,15 @@ static int read_maps(wevt *w, uint32_t off) {
         }
         w->map_off[w->nmaps++] = mo;
     }
-    return !nomem;
+    if (nomem) return 0;
+    w->maps_by_off = etw_mf_ar_alloc(&w->L->doc->ar, (size_t)(w->nmaps ? w->nmaps : 1) * sizeof *w->maps_by_off);
+    if (!w->maps_by_off) return 0;
+    for (uint32_t i = 0; i < w->nmaps; i++) {
+        w->maps_by_off[i].off = w->map_off[i];
+        w->maps_by_off[i].index = i;
+    }
+    qsort(w->maps_by_off, w->nmaps, sizeof *w->maps_by_off, off_index_cmp);
+    return 1;
 }
 
 /* The name of the property at index r of a template's flat array. */
@@ -475,7 +530,7 @@ static int read_template(wevt *w, uint32_t to, uint32_t index) {
             if (!it->in || (w->b[e + 5] && !it->out)) nomem = 1;
             uint32_t mo = rd32(w, e + 8);
             if (mo) {
-                int32_t mi = find_off(w->map_off, w->nmaps, mo);
+                int32_t mi = find_sorted(w->maps_by_off, w->nmaps, mo);
                 if (mi >= 0) it->map = VAT(p_map, &w->pp->maps, mi).name;
                 else
                     BAD(w, e, "provider %s: template at 0x%x: property %s names a map at 0x%x that is not in MAPS",
@@ -537,6 +592,11 @@ typedef struct ev_name {
     const char *name;
 } ev_name;
 
+static int ev_name_cmp(const void *a, const void *b) {
+    const ev_name *x = a, *y = b;
+    return (x->key > y->key) - (x->key < y->key);
+}
+
 static int read_event_names(wevt *w, uint32_t off, ev_name **out, uint32_t *nout) {
     uint32_t first, n;
     *out = NULL;
@@ -556,19 +616,18 @@ static int read_event_names(wevt *w, uint32_t off, ev_name **out, uint32_t *nout
         v[k].name = s;
         k++;
     }
+    /* by key (stable for equal keys is not needed: the first found wins) */
+    qsort(v, k, sizeof *v, ev_name_cmp);
     *out = v;
     *nout = k;
     return 1;
 }
 
-static const char *named_at(wevt *w, const vec *v, uint32_t ref, uint32_t first, uint32_t n, uint32_t stride) {
-    int32_t i = entry_index(ref, first, n, stride);
-    if (i < 0) return NULL;
-    /* the vector may lack some entries (predefined ones left out): match on the record's offset */
-    for (uint32_t j = 0; j < v->n; j++)
-        if (VAT(p_named, v, j).line == ref) return VAT(p_named, v, j).name;
-    (void)w;
-    return NULL;
+/* The name of the task or opcode entry at ref (an offset into its list),
+ * or NULL when ref is none of its entries. */
+static const char *named_at(const char *const *names, uint32_t ref, uint32_t first, uint32_t n, uint32_t stride) {
+    int32_t i = names ? entry_index(ref, first, n, stride) : -1;
+    return i < 0 ? NULL : names[i];
 }
 
 static int read_events(wevt *w, uint32_t off, const ev_name *names, uint32_t nnames) {
@@ -594,34 +653,35 @@ static int read_events(wevt *w, uint32_t off, const ev_name *names, uint32_t nna
         pe->message = message(w, rd32(w, e + 16), &nomem);
         uint32_t to = rd32(w, e + 20);
         if (to) {
-            int32_t ti = find_off(w->tmpl_off, w->ntmpl, to);
+            int32_t ti = find_ascending(w->tmpl_off, w->ntmpl, to);
             if (ti >= 0) pe->tmpl = VAT(p_tmpl, &w->pp->tmpls, ti).tid;
             else
                 BAD(w, e, "provider %s: event %u version %u names a template at 0x%x that is not in TTBL; no fields",
                     w->pname, id, version, (unsigned)to);
         }
-        pe->opcode = named_at(w, &w->pp->opcodes, rd32(w, e + 24), w->opco_at, w->nopco, OPCO_ENTRY);
-        pe->task = named_at(w, &w->pp->tasks, rd32(w, e + 32), w->tasks_at, w->ntasks, TASK_ENTRY);
-        /* a predefined opcode left out of the list: its winmeta name */
-        if (!pe->opcode) {
-            int32_t oi = entry_index(rd32(w, e + 24), w->opco_at, w->nopco, OPCO_ENTRY);
-            int bad = 0;
-            if (oi >= 0) pe->opcode = counted_name(w, rd32(w, w->opco_at + (uint32_t)oi * OPCO_ENTRY + 8), &bad);
-        }
-        for (uint32_t k = 0; k < nnames; k++)
-            if (names[k].key == ((uint32_t)id | (uint32_t)version << 16)) pe->name = names[k].name;
+        /* names (a predefined opcode left out of the list keeps its winmeta
+         * name, which the compiler knows) */
+        pe->opcode = named_at(w->opco_names, rd32(w, e + 24), w->opco_at, w->nopco, OPCO_ENTRY);
+        pe->task = named_at(w->task_names, rd32(w, e + 32), w->tasks_at, w->ntasks, TASK_ENTRY);
+        ev_name key = {(uint32_t)id | (uint32_t)version << 16, NULL};
+        const ev_name *nm = nnames ? bsearch(&key, names, nnames, sizeof *names, ev_name_cmp) : NULL;
+        if (nm) pe->name = nm->name;
     }
     return !nomem;
 }
 
 /* One provider's WEVT at off. 0 on NOMEM. */
 static int read_provider(wevt *w, const etw_guid *guid, uint32_t off) {
-    p_provider *pp = etw_mf_vec_push(w->L, &w->L->provs, sizeof *pp);
-    if (!pp) return 0;
     char g[ETW_GUID_STRING_SIZE + 2];
     g[0] = '{';
     etw_guid_format(guid, g + 1);
     strcat(g, "}");
+    if (!fits(w, off, WEVT_HEADER) || rd32(w, off) != M_WEVT) {
+        BAD(w, off, "provider %s: its WEVT element does not fit or has a wrong signature; skipped", g);
+        return 1;
+    }
+    p_provider *pp = etw_mf_vec_push(w->L, &w->L->provs, sizeof *pp);
+    if (!pp) return 0;
     pp->guid = etw_mf_ar_strdup(&w->L->doc->ar, g);
     pp->line = off;
     if (!pp->guid) return 0;
@@ -630,11 +690,8 @@ static int read_provider(wevt *w, const etw_guid *guid, uint32_t off) {
     w->tasks_at = w->ntasks = w->opco_at = w->nopco = w->levl_at = w->nlevl = w->chan_at = w->nchan = 0;
     w->tmpl_off = w->map_off = NULL;
     w->ntmpl = w->nmaps = 0;
-    if (!fits(w, off, WEVT_HEADER) || rd32(w, off) != M_WEVT) {
-        BAD(w, off, "provider %s: its WEVT element does not fit or has a wrong signature; skipped", g);
-        pp->guid = NULL; /* compiled as skipped, with that reason */
-        return 1;
-    }
+    w->maps_by_off = NULL;
+    w->task_names = w->opco_names = NULL;
     int nomem = 0;
     const char *pmsg = message(w, rd32(w, off + 8), &nomem);
     if (nomem) return 0;
