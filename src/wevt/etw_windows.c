@@ -12,6 +12,7 @@
 #include "etwdecode/etw_windows.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,13 +83,10 @@ struct etw_windows_index {
     char msg[1024];
 };
 
-static void diag(etw_windows_index *x, etw_status st, const char *fmt, ...)
+/* A problem or note, one line naming its file. */
 #if defined(__GNUC__) || defined(__clang__)
-    __attribute__((format(printf, 3, 4)))
+__attribute__((format(printf, 3, 4)))
 #endif
-    ;
-
-#include <stdarg.h>
 static void diag(etw_windows_index *x, etw_status st, const char *fmt, ...) {
     if (!x->on_diag) return;
     va_list ap;
