@@ -464,7 +464,7 @@ static void pe_providers(etw_manifest_catalog *c, const char *path, size_t len, 
     }
     if (st == ETW_E_NOT_FOUND && !named)
         cat_diag(c, ETW_OK, path, "no provider loaded: no WEVT_TEMPLATE resource in this PE file");
-    else if (st != ETW_OK && st != ETW_E_NOT_FOUND)
+    else if (st != ETW_OK && st != ETW_E_NOT_FOUND && !named) /* a named file's load says it */
         cat_diag(c, ETW_E_CORRUPT, path, "not cataloged: %s", why ? why : etw_strerror(st));
     *n = k.n;
     *total = k.total;
