@@ -1,9 +1,10 @@
-/* etw_common.c - status texts, GUID helpers, the default allocator. */
+/* etw_common.c - status texts, GUID helpers, the default allocator, UTF-16 to UTF-8. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "etw_alloc.h"
 #include "etw_bytes.h"
+#include "etw_utf16.h"
 #include "etwdecode/etw_status.h"
 #include "etwdecode/etw_types.h"
 
@@ -88,4 +89,49 @@ void *etw_calloc(const etw_allocator *a, size_t n, size_t sz) {
 const char *etw_version_string(void) {
     return ETW_STR(ETWDECODE_VERSION_MAJOR) "." ETW_STR(ETWDECODE_VERSION_MINOR) "." ETW_STR(
         ETWDECODE_VERSION_PATCH);
+}
+
+size_t etw_utf16_to_utf8(const uint8_t *s, size_t units, char *dst) {
+    size_t n = 0;
+    for (size_t i = 0; i < units; i++) {
+        uint32_t c = etw_le16(s + 2 * i);
+        if (c >= 0xD800u && c <= 0xDBFFu) {
+            uint32_t d = i + 1 < units ? etw_le16(s + 2 * i + 2) : 0;
+            if (d >= 0xDC00u && d <= 0xDFFFu) {
+                c = 0x10000u + ((c - 0xD800u) << 10) + (d - 0xDC00u);
+                i++;
+            } else {
+                c = 0xFFFDu;
+            }
+        } else if (c >= 0xDC00u && c <= 0xDFFFu) {
+            c = 0xFFFDu;
+        }
+        if (c < 0x80u) {
+            if (dst) dst[n] = (char)c;
+            n += 1;
+        } else if (c < 0x800u) {
+            if (dst) {
+                dst[n] = (char)(0xC0u | (c >> 6));
+                dst[n + 1] = (char)(0x80u | (c & 0x3Fu));
+            }
+            n += 2;
+        } else if (c < 0x10000u) {
+            if (dst) {
+                dst[n] = (char)(0xE0u | (c >> 12));
+                dst[n + 1] = (char)(0x80u | ((c >> 6) & 0x3Fu));
+                dst[n + 2] = (char)(0x80u | (c & 0x3Fu));
+            }
+            n += 3;
+        } else {
+            if (dst) {
+                dst[n] = (char)(0xF0u | (c >> 18));
+                dst[n + 1] = (char)(0x80u | ((c >> 12) & 0x3Fu));
+                dst[n + 2] = (char)(0x80u | ((c >> 6) & 0x3Fu));
+                dst[n + 3] = (char)(0x80u | (c & 0x3Fu));
+            }
+            n += 4;
+        }
+    }
+    if (dst) dst[n] = 0;
+    return n;
 }

@@ -16,6 +16,7 @@
 
 #include "../common/etw_alloc.h"
 #include "../common/etw_bytes.h"
+#include "../common/etw_utf16.h"
 #include "../schema/etw_cache.h"
 
 /* ---- layout constants (FORMATS.md 9) ------------------------------------ */
@@ -222,54 +223,6 @@ static const char *string_at(const uint8_t *blob, size_t len, uint32_t off, size
     return NULL;
 }
 
-/* Convert units UTF-16LE code units at s to UTF-8 at dst (and a NUL);
- * unpaired surrogates become U+FFFD. dst NULL: only measure. Returns the
- * byte count without the NUL. */
-static size_t utf16_to_utf8(const uint8_t *s, size_t units, char *dst) {
-    size_t n = 0;
-    for (size_t i = 0; i < units; i++) {
-        uint32_t c = etw_le16(s + 2 * i);
-        if (c >= 0xD800u && c <= 0xDBFFu) {
-            uint32_t d = i + 1 < units ? etw_le16(s + 2 * i + 2) : 0;
-            if (d >= 0xDC00u && d <= 0xDFFFu) {
-                c = 0x10000u + ((c - 0xD800u) << 10) + (d - 0xDC00u);
-                i++;
-            } else {
-                c = 0xFFFDu;
-            }
-        } else if (c >= 0xDC00u && c <= 0xDFFFu) {
-            c = 0xFFFDu;
-        }
-        if (c < 0x80u) {
-            if (dst) dst[n] = (char)c;
-            n += 1;
-        } else if (c < 0x800u) {
-            if (dst) {
-                dst[n] = (char)(0xC0u | (c >> 6));
-                dst[n + 1] = (char)(0x80u | (c & 0x3Fu));
-            }
-            n += 2;
-        } else if (c < 0x10000u) {
-            if (dst) {
-                dst[n] = (char)(0xE0u | (c >> 12));
-                dst[n + 1] = (char)(0x80u | ((c >> 6) & 0x3Fu));
-                dst[n + 2] = (char)(0x80u | (c & 0x3Fu));
-            }
-            n += 3;
-        } else {
-            if (dst) {
-                dst[n] = (char)(0xF0u | (c >> 18));
-                dst[n + 1] = (char)(0x80u | ((c >> 12) & 0x3Fu));
-                dst[n + 2] = (char)(0x80u | ((c >> 6) & 0x3Fu));
-                dst[n + 3] = (char)(0x80u | (c & 0x3Fu));
-            }
-            n += 4;
-        }
-    }
-    if (dst) dst[n] = 0;
-    return n;
-}
-
 /* Where the strings of one record go. Pass 1 (base NULL) checks and
  * measures; pass 2 writes. Both passes ask for the same strings in the same
  * order. */
@@ -300,14 +253,14 @@ static const char *pool_string(strpool *sp, uint32_t off, int required, const ch
     }
     const uint8_t *s = sp->blob + off;
     if (!sp->base) {
-        sp->used += utf16_to_utf8(s, units, NULL) + 1;
+        sp->used += etw_utf16_to_utf8(s, units, NULL) + 1;
         sp->work += scanned;
         if (sp->used > sp->budget || sp->work > sp->budget)
             sp->why = "strings exceed what the blob can hold (overlapping names)";
         return dummy;
     }
     char *d = sp->base + sp->used;
-    sp->used += utf16_to_utf8(s, units, d) + 1;
+    sp->used += etw_utf16_to_utf8(s, units, d) + 1;
     return d;
 }
 

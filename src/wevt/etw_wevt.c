@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "../common/etw_bytes.h"
+#include "../common/etw_utf16.h"
 #include "../source/etw_manifest_internal.h"
 #include "etw_pe.h"
 
@@ -106,38 +107,7 @@ static char *utf16_dup(wevt *w, const uint8_t *p, size_t units) {
     while (n < units && (p[2 * n] | p[2 * n + 1])) n++;
     if (n > MAX_TEXT / 3) n = MAX_TEXT / 3;
     char *o = etw_mf_ar_alloc(&w->L->doc->ar, n * 3 + 1);
-    if (!o) return NULL;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t c = etw_le16(p + 2 * i);
-        if (c >= 0xD800u && c <= 0xDBFFu && i + 1 < n) {
-            uint32_t d = etw_le16(p + 2 * i + 2);
-            if (d >= 0xDC00u && d <= 0xDFFFu) {
-                c = 0x10000u + ((c - 0xD800u) << 10) + (d - 0xDC00u);
-                i++;
-            } else {
-                c = 0xFFFDu;
-            }
-        } else if (c >= 0xD800u && c <= 0xDFFFu) {
-            c = 0xFFFDu;
-        }
-        if (c < 0x80) {
-            o[k++] = (char)c;
-        } else if (c < 0x800) {
-            o[k++] = (char)(0xC0 | c >> 6);
-            o[k++] = (char)(0x80 | (c & 0x3F));
-        } else if (c < 0x10000) {
-            o[k++] = (char)(0xE0 | c >> 12);
-            o[k++] = (char)(0x80 | ((c >> 6) & 0x3F));
-            o[k++] = (char)(0x80 | (c & 0x3F));
-        } else { /* 4 bytes for 2 units: within the 3-per-unit room */
-            o[k++] = (char)(0xF0 | c >> 18);
-            o[k++] = (char)(0x80 | ((c >> 12) & 0x3F));
-            o[k++] = (char)(0x80 | ((c >> 6) & 0x3F));
-            o[k++] = (char)(0x80 | (c & 0x3F));
-        }
-    }
-    o[k] = 0;
+    if (o) etw_utf16_to_utf8(p, n, o);
     return o;
 }
 
