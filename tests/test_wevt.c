@@ -93,37 +93,6 @@ static int str_eq(const char *a, const char *b) {
 #define NDIFF(what, a, b) \
     if ((uint64_t)(a) != (uint64_t)(b)) DIFF(what, "%llu", (unsigned long long)(a), (unsigned long long)(b))
 
-/* The out-type a manifest's default stands for: the blob writes it out. */
-static uint16_t default_out(uint16_t in) {
-    switch (in) {
-    case ETW_INTYPE_UNICODESTRING:
-    case ETW_INTYPE_ANSISTRING:
-    case ETW_INTYPE_MANIFEST_COUNTEDSTRING:
-    case ETW_INTYPE_MANIFEST_COUNTEDANSISTRING: return ETW_OUTTYPE_STRING;
-    case ETW_INTYPE_INT8: return ETW_OUTTYPE_BYTE;
-    case ETW_INTYPE_UINT8: return ETW_OUTTYPE_UNSIGNEDBYTE;
-    case ETW_INTYPE_INT16: return ETW_OUTTYPE_SHORT;
-    case ETW_INTYPE_UINT16: return ETW_OUTTYPE_UNSIGNEDSHORT;
-    case ETW_INTYPE_INT32: return ETW_OUTTYPE_INT;
-    case ETW_INTYPE_UINT32: return ETW_OUTTYPE_UNSIGNEDINT;
-    case ETW_INTYPE_INT64: return ETW_OUTTYPE_LONG;
-    case ETW_INTYPE_UINT64: return ETW_OUTTYPE_UNSIGNEDLONG;
-    case ETW_INTYPE_FLOAT: return ETW_OUTTYPE_FLOAT;
-    case ETW_INTYPE_DOUBLE: return ETW_OUTTYPE_DOUBLE;
-    case ETW_INTYPE_BOOLEAN: return ETW_OUTTYPE_BOOLEAN;
-    case ETW_INTYPE_BINARY:
-    case ETW_INTYPE_MANIFEST_COUNTEDBINARY: return ETW_OUTTYPE_HEXBINARY;
-    case ETW_INTYPE_GUID: return ETW_OUTTYPE_GUID;
-    case ETW_INTYPE_POINTER: return ETW_OUTTYPE_HEXINT64;
-    case ETW_INTYPE_FILETIME:
-    case ETW_INTYPE_SYSTEMTIME: return ETW_OUTTYPE_DATETIME;
-    case ETW_INTYPE_SID: return ETW_OUTTYPE_STRING;
-    case ETW_INTYPE_HEXINT32: return ETW_OUTTYPE_HEXINT32;
-    case ETW_INTYPE_HEXINT64: return ETW_OUTTYPE_HEXINT64;
-    default: return 0;
-    }
-}
-
 static void compare_maps(cmp_ctx *c, uint16_t id, uint8_t ver, const etw_map *a, const etw_map *b) {
     if (!a || !b) {
         if (a != b) DIFF("map", "%s", a ? a->name : "(none)", b ? b->name : "(none)");
@@ -174,8 +143,9 @@ static int compare_one(void *ctx, const etw_guid *g, uint16_t id, uint8_t ver) {
         NDIFF("prop flags", p->flags, q->flags);
         if (!(p->flags & ETW_PROP_STRUCT)) {
             NDIFF("in type", p->in_type, q->in_type);
-            uint16_t po = p->out_type ? p->out_type : default_out(p->in_type);
-            uint16_t qo = q->out_type ? q->out_type : default_out(q->in_type);
+            /* the blob writes out the default a manifest leaves implied */
+            uint16_t po = p->out_type ? p->out_type : etw_default_outtype(p->in_type, 8);
+            uint16_t qo = q->out_type ? q->out_type : etw_default_outtype(q->in_type, 8);
             NDIFF("out type", po, qo);
             compare_maps(c, id, ver, p->map, q->map);
         } else {

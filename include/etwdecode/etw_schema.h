@@ -223,6 +223,11 @@ typedef struct etw_schema {
  * unknown numbers give "UNKNOWN"). */
 const char *etw_intype_name(uint16_t in_type);
 
+/* The out-type a property of this in-type with out_type 0 is rendered as
+ * (TDH's default; POINTER and SIZET by pointer_size, 4 or 8); 0 for an
+ * in-type with none. */
+uint16_t etw_default_outtype(uint16_t in_type, uint8_t pointer_size);
+
 #ifdef __cplusplus
 }
 #endif

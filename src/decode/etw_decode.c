@@ -73,8 +73,7 @@ const char *etw_intype_name(uint16_t in_type) {
     return "UNKNOWN";
 }
 
-/* The default out-type of an in-type (POINTER and SIZET by width). */
-static uint16_t default_out(uint16_t in, uint8_t ptr) {
+uint16_t etw_default_outtype(uint16_t in, uint8_t ptr) {
     switch (in) {
     case ETW_INTYPE_UNICODESTRING:
     case ETW_INTYPE_ANSISTRING:
@@ -244,7 +243,7 @@ static etw_status scalar(etw_decode_cursor *c, etw_value *v, const etw_property 
         c->pos += 2 + n;
         return ETW_OK;
     }
-    if (v->out_type == 0) v->out_type = default_out(in, c->pointer_size);
+    if (v->out_type == 0) v->out_type = etw_default_outtype(in, c->pointer_size);
 
     switch (in) {
     /* integers: fixed size, and remembered for count/length references */
@@ -427,7 +426,7 @@ static void array_types(const etw_decode_cursor *c, etw_value *v, const etw_prop
     if (p->flags & ETW_PROP_CUSTOM_SIZED)
         v->out_type = ETW_OUTTYPE_HEXBINARY;
     else if (v->out_type == 0)
-        v->out_type = default_out(p->in_type, c->pointer_size);
+        v->out_type = etw_default_outtype(p->in_type, c->pointer_size);
 }
 
 static etw_status property(etw_decode_cursor *c, etw_value *v, uint32_t idx) {
