@@ -1,0 +1,67 @@
+/* test_profile.c - the profile stage: the interned stack tree, stacks
+ * attached to their events and symbolized on a real trace, hostile input. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "etw_test.h"
+#include "etwdecode/etwdecode.h"
+#include "profile/etw_profile_internal.h"
+#include "profile/etw_stacktree.h"
+
+/* The tree interns: same (space, address) -> same frame, same (parent,
+ * frame) -> same node, depth counted from the root. */
+static void test_tree_interning(void) {
+    etw_stacktree t;
+    ETW_CHECK(etw_stacktree_init(&t, NULL) == ETW_OK);
+    const uint64_t kmin = 0xFFFF000000000000u;
+    /* leaf first, as ETW logs them: kernel leaf, user root */
+    uint64_t a[3] = {0xFFFFF80000001000u, 0x7FF700001000u, 0x7FF700002000u};
+    uint32_t s1, s2, s3;
+    ETW_CHECK(etw_stacktree_push_leaf_first(&t, 0, 100, a, 3, kmin, 5, &s1) == ETW_OK);
+    ETW_CHECK(etw_stacktree_push_leaf_first(&t, 0, 100, a, 3, kmin, 6, &s2) == ETW_OK);
+    ETW_CHECK_INT(s1, s2);
+    ETW_CHECK_INT(t.nodes[s1].depth, 3);
+    ETW_CHECK_INT(t.frames[t.nodes[s1].frame].pid, ETW_PROFILE_KERNEL_PID);
+    ETW_CHECK_INT(t.frames[t.nodes[t.nodes[s1].parent].frame].pid, 100);
+    /* another process: the user frames are new, the kernel one is shared */
+    ETW_CHECK(etw_stacktree_push_leaf_first(&t, 0, 200, a, 3, kmin, 7, &s3) == ETW_OK);
+    ETW_CHECK(s3 != s1);
+    ETW_CHECK_INT(t.nodes[s3].frame, t.nodes[s1].frame);
+    ETW_CHECK_INT(t.nframes, 5);
+    ETW_CHECK_INT(t.nnodes, 7);
+    /* many distinct frames: the indexes grow and keep finding them */
+    uint32_t first = 0, again = 0;
+    for (uint64_t i = 0; i < 100000; i++) {
+        uint32_t f;
+        ETW_CHECK(etw_stacktree_frame(&t, 1, 0x10000 + i * 16, 0, &f) == ETW_OK);
+        if (i == 0) first = f;
+    }
+    ETW_CHECK(etw_stacktree_frame(&t, 1, 0x10000, 0, &again) == ETW_OK);
+    ETW_CHECK_INT(first, again);
+    ETW_CHECK_INT(t.nframes, 100005);
+    /* samples sum per (pid, tid, stack) */
+    ETW_CHECK(etw_stacktree_sample(&t, 100, 7, s1, 1.0, 30) == ETW_OK);
+    ETW_CHECK(etw_stacktree_sample(&t, 100, 7, s1, 2.0, 10) == ETW_OK);
+    ETW_CHECK(etw_stacktree_sample(&t, 100, 8, s1, 1.0, 20) == ETW_OK);
+    ETW_CHECK_INT(t.nsamples, 2);
+    ETW_CHECK_INT(t.samples[0].count, 2);
+    ETW_CHECK(t.samples[0].weight == 3.0);
+    ETW_CHECK_INT(t.samples[0].first_time, 10);
+    ETW_CHECK_INT(t.samples[0].last_time, 30);
+    /* strings and process names */
+    uint32_t x, y;
+    ETW_CHECK(etw_stacktree_str(&t, "ntdll.dll", 9, &x) == ETW_OK);
+    ETW_CHECK(etw_stacktree_str(&t, "ntdll.dll", 9, &y) == ETW_OK);
+    ETW_CHECK_INT(x, y);
+    ETW_CHECK(etw_stacktree_set_process(&t, 100, "Test.x64.exe", 12) == ETW_OK);
+    size_t len;
+    const char *nm = etw_stacktree_str_at(&t, etw_stacktree_process(&t, 100), &len);
+    ETW_CHECK(nm && len == 12 && !memcmp(nm, "Test.x64.exe", 12));
+    ETW_CHECK_INT(etw_stacktree_process(&t, 101), 0);
+    etw_stacktree_free(&t);
+}
+
+int main(void) {
+    ETW_RUN(test_tree_interning);
+    return ETW_TEST_DONE();
+}
