@@ -158,8 +158,9 @@ static int manifest_fields(etw_text *t, const etw_event *ev) {
     return 1;
 }
 
-/* activity ids, container id and stack from the extended items. */
-static void ext_fields(etw_text *t, const etw_event *ev) {
+/* activity ids, container id and stack from the extended items (the stack
+ * only when the caller supplies none: no_stack). */
+static void ext_fields(etw_text *t, const etw_event *ev, int no_stack) {
     etw_ext_item it;
     uint32_t pos = 0;
     int stack_done = 0;
@@ -178,7 +179,7 @@ static void ext_fields(etw_text *t, const etw_event *ev) {
         case ETW_EXT_STACK_TRACE32:
         case ETW_EXT_STACK_TRACE64: {
             /* u64 MatchId, then 4- or 8-byte addresses (evntcons.h). */
-            if (stack_done || it.size < 8) break;
+            if (no_stack || stack_done || it.size < 8) break;
             stack_done = 1;
             uint32_t w = it.type == ETW_EXT_STACK_TRACE64 ? 8 : 4;
             key(t, "stack");
@@ -196,6 +197,20 @@ static void ext_fields(etw_text *t, const etw_event *ev) {
             break;
         }
     }
+}
+
+/* "stack" from the caller (etw_json_options.stack): frame labels. */
+static void caller_stack(etw_json *j, etw_text *t, const etw_event *ev) {
+    const etw_json_frame *fr = NULL;
+    size_t n = j->opt.stack(j->opt.stack_ctx, ev, &fr);
+    if (!n || !fr) return;
+    key(t, "stack");
+    etw_text_putc(t, '[');
+    for (size_t i = 0; i < n; i++) {
+        if (i) etw_text_putc(t, ',');
+        etw_text_json_utf8(t, fr[i].s, fr[i].len);
+    }
+    etw_text_putc(t, ']');
 }
 
 /* The memo slot that holds ev's descriptor keys, or NULL. Only for events
@@ -287,7 +302,8 @@ ids:;
         key(t, "activity_id");
         guid_value(t, &ev->activity_id);
     }
-    ext_fields(t, ev);
+    ext_fields(t, ev, j->opt.stack != NULL);
+    if (j->opt.stack) caller_stack(j, t, ev);
     key(t, "fields");
     int decoded = 0;
     if (ev->is_logfile_header && r) {
