@@ -101,6 +101,7 @@ typedef struct session {
     int several;         /* more than one file is read */
     int par_problems;    /* --stats -j N: the decoders reported problems */
     int cut_short;       /* the run stopped before the end (-n reached, a closed pipe) */
+    int saw_stacks;      /* --stats: a StackWalk event was read (CPU samples by module follow) */
 } session;
 
 /* options.c: the command line. Returns 1 when o is filled, 0 on a usage error
@@ -178,6 +179,15 @@ size_t stack_source_fn(void *ctx, const etw_event *ev, const etw_json_frame **fr
  * the next call of stack_source_fn is about it. */
 void stack_source_next(stack_source *src);
 void stack_source_free(stack_source *src);
+
+/* profile.c: 1 when ev is a kernel StackWalk event (the trace has stacks). */
+int has_stacks(const etw_event *ev);
+/* profile.c: --stats on a trace with stacks: the selected CPU samples by
+ * module and function (their innermost frame), the top 15 of each, as text
+ * lines or (json) one JSON object; reads the trace again from the start on
+ * one thread. *text is malloc'd (free it). EXIT_CLEAN, or the failure
+ * (reported). */
+int cpu_summary(session *s, int json, char **text, size_t *len);
 
 /* profile.c: the profile options every run shares (symbol stores, diag). */
 void profile_options_init(const session *s, etw_decoder *dec, etw_profile_options *po);

@@ -297,3 +297,282 @@ size_t stack_source_fn(void *ctx, const etw_event *ev, const etw_json_frame **fr
     *frames = src->fr;
     return n;
 }
+
+/* --- --stats: CPU samples by module and function ---------------------------------- */
+
+/* Kernel StackWalk class: the trace has stacks. */
+static const etw_guid stackwalk_guid = {0xdef2fe46, 0x7bd6, 0x4b80, {0xbd, 0x94, 0xf5, 0x7f, 0xe2, 0x0d, 0x0c, 0xe3}};
+
+int has_stacks(const etw_event *ev) {
+    return etw_guid_equal(&ev->provider, &stackwalk_guid);
+}
+
+/* Counts by name: open addressing over malloc'd keys. */
+typedef struct tally_slot {
+    char *key;
+    size_t len;
+    uint64_t count;
+} tally_slot;
+
+typedef struct tally {
+    tally_slot *slots;
+    size_t cap, used;
+} tally;
+
+static uint64_t tally_hash(const char *s, size_t n) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static int tally_add(tally *t, const char *key, size_t len, uint64_t n) {
+    if ((t->used + 1) * 2 > t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 256;
+        tally_slot *ns = calloc(cap, sizeof *ns);
+        if (!ns) return 0;
+        for (size_t i = 0; i < t->cap; i++) {
+            if (!t->slots[i].key) continue;
+            size_t j = (size_t)tally_hash(t->slots[i].key, t->slots[i].len) & (cap - 1);
+            while (ns[j].key) j = (j + 1) & (cap - 1);
+            ns[j] = t->slots[i];
+        }
+        free(t->slots);
+        t->slots = ns;
+        t->cap = cap;
+    }
+    size_t j = (size_t)tally_hash(key, len) & (t->cap - 1);
+    while (t->slots[j].key && !(t->slots[j].len == len && !memcmp(t->slots[j].key, key, len)))
+        j = (j + 1) & (t->cap - 1);
+    if (!t->slots[j].key) {
+        char *k = malloc(len + 1);
+        if (!k) return 0;
+        memcpy(k, key, len);
+        k[len] = 0;
+        t->slots[j].key = k;
+        t->slots[j].len = len;
+        t->used++;
+    }
+    t->slots[j].count += n;
+    return 1;
+}
+
+static void tally_free(tally *t) {
+    for (size_t i = 0; i < t->cap; i++) free(t->slots[i].key);
+    free(t->slots);
+}
+
+static int by_count(const void *a, const void *b) {
+    const tally_slot *x = a, *y = b;
+    if (x->count != y->count) return x->count > y->count ? -1 : 1;
+    return strcmp(x->key, y->key);
+}
+
+/* The filled slots, heaviest first (compacted in place). */
+static size_t tally_sorted(tally *t) {
+    size_t n = 0;
+    for (size_t i = 0; i < t->cap; i++)
+        if (t->slots[i].key) t->slots[n++] = t->slots[i];
+    for (size_t i = n; i < t->cap; i++) t->slots[i].key = NULL;
+    if (n > 1) qsort(t->slots, n, sizeof *t->slots, by_count);
+    return n;
+}
+
+/* A growable output string. */
+typedef struct sbuf {
+    char *p;
+    size_t len, cap;
+    int failed;
+} sbuf;
+
+static void sput(sbuf *b, const char *s, size_t n) {
+    if (b->failed) return;
+    if (b->cap - b->len < n + 1) {
+        size_t cap = b->cap ? b->cap : 1024;
+        while (cap - b->len < n + 1) cap *= 2;
+        char *np = realloc(b->p, cap);
+        if (!np) {
+            b->failed = 1;
+            return;
+        }
+        b->p = np;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = 0;
+}
+
+static void sputs(sbuf *b, const char *s) {
+    sput(b, s, strlen(s));
+}
+
+/* Length of the well-formed UTF-8 sequence at p, or 0. */
+static size_t utf8_len(const unsigned char *p, size_t n) {
+    unsigned c = p[0];
+    size_t len;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c == 0xE0) len = 3, lo = 0xA0;
+    else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) len = 3;
+    else if (c == 0xED) len = 3, hi = 0x9F;
+    else if (c == 0xF0) len = 4, lo = 0x90;
+    else if (c >= 0xF1 && c <= 0xF3) len = 4;
+    else if (c == 0xF4) len = 4, hi = 0x8F;
+    else return 0;
+    if (n < len || p[1] < lo || p[1] > hi) return 0;
+    for (size_t i = 2; i < len; i++)
+        if (p[i] < 0x80 || p[i] > 0xBF) return 0;
+    return len;
+}
+
+/* A name from the trace: valid UTF-8 (bad bytes U+FFFD), as a JSON string
+ * (json) or with control characters as '?' (text). */
+static void sname(sbuf *b, const char *s, size_t n, int json) {
+    const unsigned char *p = (const unsigned char *)s;
+    if (json) sput(b, "\"", 1);
+    for (size_t i = 0; i < n;) {
+        size_t k = utf8_len(p + i, n - i);
+        if (!k) {
+            sput(b, "\xEF\xBF\xBD", 3);
+            i++;
+            continue;
+        }
+        unsigned char c = p[i];
+        if (k == 1 && (c < 0x20 || c == 0x7F || (json && (c == '"' || c == '\\')))) {
+            char esc[8];
+            if (!json) sput(b, "?", 1);
+            else if (c == '"' || c == '\\') esc[0] = '\\', esc[1] = (char)c, sput(b, esc, 2);
+            else snprintf(esc, sizeof esc, "\\u%04x", c), sput(b, esc, 6);
+        } else {
+            sput(b, s + i, k);
+        }
+        i += k;
+    }
+    if (json) sput(b, "\"", 1);
+}
+
+#define CPU_TOP 15
+
+int cpu_summary(session *s, int json, char **text, size_t *len) {
+    *text = NULL;
+    *len = 0;
+    const options *o = s->o;
+    etw_decoder *dec = NULL;
+    diag_ctx quiet = *s->dc;
+    quiet.quiet = 1;
+    if (etw_multi_rewind(s->m) != ETW_OK) {
+        fprintf(stderr, "etwdump: cannot go back to the start of the input\n");
+        return EXIT_FATAL;
+    }
+    if (setup_decoder(o, s->m, &quiet, &dec) == EXIT_FATAL) {
+        etw_decoder_free(dec);
+        return EXIT_FATAL;
+    }
+    session s2 = *s;
+    s2.dec = dec;
+    pick_ctx pk = {&s2, 0, 0};
+    etw_profile_options po;
+    profile_options_init(s, dec, &po);
+    if (!etw_filter_is_empty(s->filter)) {
+        po.is_sample = pick;
+        po.sample_ctx = &pk;
+    }
+    etw_profile *p = NULL;
+    int rc = etw_profile_new(&p, &po) == ETW_OK ? EXIT_CLEAN : out_of_memory();
+    etw_event ev;
+    size_t file;
+    s->dc->muted = 1;
+    while (rc == EXIT_CLEAN && etw_multi_next(s->m, &ev, &file) == ETW_OK) {
+        if (stop_requested()) {
+            rc = EXIT_INTERRUPTED;
+            break;
+        }
+        const etw_schema *sc = NULL;
+        if (!ev.is_logfile_header) etw_decoder_resolve(dec, &ev, &sc, NULL);
+        if (etw_profile_add(p, &ev, sc) != ETW_OK || pk.oom) rc = out_of_memory();
+    }
+    s->dc->muted = 0;
+    if (rc == EXIT_CLEAN && etw_profile_finish(p) != ETW_OK) rc = out_of_memory();
+    tally mods = {0}, fns = {0};
+    etw_profile_stats ps;
+    memset(&ps, 0, sizeof ps);
+    if (rc == EXIT_CLEAN) {
+        etw_profile_stats_get(p, &ps);
+        size_t ns = etw_profile_sample_count(p);
+        uint32_t nframes = etw_profile_frame_count(p);
+        char small[512];
+        for (size_t i = 0; i < ns && rc == EXIT_CLEAN; i++) {
+            etw_profile_sample sm;
+            if (etw_profile_sample_at(p, i, &sm) != ETW_OK || sm.stack == ETW_STACK_NONE) continue;
+            uint32_t f = etw_profile_stack_frame(p, sm.stack); /* the leaf: where the CPU was */
+            etw_frame_info fi;
+            if (f >= nframes || etw_profile_frame(p, f, &fi) != ETW_OK) continue;
+            const char *mod = fi.module && fi.module_len && fi.kind != ETW_FRAME_ADDRESS ? fi.module : "?";
+            size_t ml = mod[0] == '?' && mod[1] == 0 ? 1 : fi.module_len;
+            /* functions without the offset; image frames by module */
+            etw_frame_info fn = fi;
+            int named = (fi.kind == ETW_FRAME_PDB || fi.kind == ETW_FRAME_JIT) && fi.function && fi.function_len;
+            if (named) fn.offset = 0;
+            size_t need = named ? etw_frame_label(&fn, small, sizeof small) : (size_t)snprintf(small, sizeof small, "%.*s!?", (int)(ml > 400 ? 400 : ml), mod);
+            if (need >= sizeof small) need = sizeof small - 1;
+            if (!tally_add(&mods, mod, ml, sm.count) || !tally_add(&fns, small, need, sm.count)) rc = out_of_memory();
+        }
+    }
+    sbuf b = {0};
+    if (rc == EXIT_CLEAN) {
+        size_t nm = tally_sorted(&mods), nf = tally_sorted(&fns);
+        char num[64];
+        if (json) {
+            snprintf(num, sizeof num, "{\"samples\":%llu,\"with_stack\":%llu,\"modules\":[",
+                     (unsigned long long)ps.samples, (unsigned long long)ps.samples_with_stack);
+            sputs(&b, num);
+            for (size_t i = 0; i < nm && i < CPU_TOP; i++) {
+                sputs(&b, i ? ",{\"module\":" : "{\"module\":");
+                sname(&b, mods.slots[i].key, mods.slots[i].len, 1);
+                snprintf(num, sizeof num, ",\"samples\":%llu}", (unsigned long long)mods.slots[i].count);
+                sputs(&b, num);
+            }
+            sputs(&b, "],\"functions\":[");
+            for (size_t i = 0; i < nf && i < CPU_TOP; i++) {
+                sputs(&b, i ? ",{\"function\":" : "{\"function\":");
+                sname(&b, fns.slots[i].key, fns.slots[i].len, 1);
+                snprintf(num, sizeof num, ",\"samples\":%llu}", (unsigned long long)fns.slots[i].count);
+                sputs(&b, num);
+            }
+            sputs(&b, "]}");
+        } else {
+            snprintf(num, sizeof num, "\nCPU samples        %llu (%llu with a stack)\n", (unsigned long long)ps.samples,
+                     (unsigned long long)ps.samples_with_stack);
+            sputs(&b, num);
+            sputs(&b, "\nCPU samples by module (where the sample was: its innermost frame)\n");
+            for (size_t i = 0; i < nm && i < CPU_TOP; i++) {
+                snprintf(num, sizeof num, "  %10llu %5.1f%%  ", (unsigned long long)mods.slots[i].count,
+                         ps.samples ? 100.0 * (double)mods.slots[i].count / (double)ps.samples : 0.0);
+                sputs(&b, num);
+                sname(&b, mods.slots[i].key, mods.slots[i].len, 0);
+                sputs(&b, "\n");
+            }
+            sputs(&b, "\nCPU samples by function\n");
+            for (size_t i = 0; i < nf && i < CPU_TOP; i++) {
+                snprintf(num, sizeof num, "  %10llu %5.1f%%  ", (unsigned long long)fns.slots[i].count,
+                         ps.samples ? 100.0 * (double)fns.slots[i].count / (double)ps.samples : 0.0);
+                sputs(&b, num);
+                sname(&b, fns.slots[i].key, fns.slots[i].len, 0);
+                sputs(&b, "\n");
+            }
+        }
+        if (b.failed) rc = out_of_memory();
+    }
+    tally_free(&mods);
+    tally_free(&fns);
+    etw_profile_free(p);
+    etw_decoder_free(dec);
+    if (rc != EXIT_CLEAN) {
+        free(b.p);
+        return rc;
+    }
+    *text = b.p;
+    *len = b.len;
+    return EXIT_CLEAN;
+}
