@@ -17,18 +17,18 @@ static void test_tree_interning(void) {
     /* leaf first, as ETW logs them: kernel leaf, user root */
     uint64_t a[3] = {0xFFFFF80000001000u, 0x7FF700001000u, 0x7FF700002000u};
     uint32_t s1, s2, s3;
-    ETW_CHECK(etw_stacktree_push_leaf_first(&t, 0, 100, a, 3, kmin, 5, &s1) == ETW_OK);
-    ETW_CHECK(etw_stacktree_push_leaf_first(&t, 0, 100, a, 3, kmin, 6, &s2) == ETW_OK);
+    ETW_CHECK(etw_stacktree_push_leaf_first(&t, &t.stacks, 0, 100, a, 3, kmin, 5, &s1) == ETW_OK);
+    ETW_CHECK(etw_stacktree_push_leaf_first(&t, &t.stacks, 0, 100, a, 3, kmin, 6, &s2) == ETW_OK);
     ETW_CHECK_INT(s1, s2);
-    ETW_CHECK_INT(t.nodes[s1].depth, 3);
-    ETW_CHECK_INT(t.frames[t.nodes[s1].frame].pid, ETW_PROFILE_KERNEL_PID);
-    ETW_CHECK_INT(t.frames[t.nodes[t.nodes[s1].parent].frame].pid, 100);
+    ETW_CHECK_INT(t.stacks.nodes[s1].depth, 3);
+    ETW_CHECK_INT(t.frames[t.stacks.nodes[s1].frame].pid, ETW_PROFILE_KERNEL_PID);
+    ETW_CHECK_INT(t.frames[t.stacks.nodes[t.stacks.nodes[s1].parent].frame].pid, 100);
     /* another process: the user frames are new, the kernel one is shared */
-    ETW_CHECK(etw_stacktree_push_leaf_first(&t, 0, 200, a, 3, kmin, 7, &s3) == ETW_OK);
+    ETW_CHECK(etw_stacktree_push_leaf_first(&t, &t.stacks, 0, 200, a, 3, kmin, 7, &s3) == ETW_OK);
     ETW_CHECK(s3 != s1);
-    ETW_CHECK_INT(t.nodes[s3].frame, t.nodes[s1].frame);
+    ETW_CHECK_INT(t.stacks.nodes[s3].frame, t.stacks.nodes[s1].frame);
     ETW_CHECK_INT(t.nframes, 5);
-    ETW_CHECK_INT(t.nnodes, 7);
+    ETW_CHECK_INT(t.stacks.n, 7);
     /* many distinct frames: the indexes grow and keep finding them */
     uint32_t first = 0, again = 0;
     for (uint64_t i = 0; i < 100000; i++) {

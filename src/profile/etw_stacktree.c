@@ -120,18 +120,19 @@ void etw_idx_free(etw_idxmap *m, const etw_allocator *a) {
 
 /* ---- the tree ------------------------------------------------------------ */
 
+static etw_status nodetab_init(etw_stacktree *t, etw_nodetab *nt);
+static void nodetab_free(etw_stacktree *t, etw_nodetab *nt);
+
 etw_status etw_stacktree_init(etw_stacktree *t, const etw_allocator *alloc) {
     memset(t, 0, sizeof *t);
     t->alloc = etw_allocator_resolve(alloc);
     /* seeded from the tree's address: a trace crafted to collide its keys
      * has to find full XXH3 collisions (as schema/etw_cache.c) */
     t->seed = XXH3_64bits(&t, sizeof t) ^ (uint64_t)(uintptr_t)t;
-    size_t cap = 0;
-    etw_status st = etw_grow_array(&t->alloc, (void **)&t->nodes, &cap, 1024, sizeof *t->nodes, &t->bytes);
+    etw_status st = nodetab_init(t, &t->stacks);
+    if (st == ETW_OK) st = nodetab_init(t, &t->frags);
     if (st != ETW_OK) return st;
-    t->nodes_cap = (uint32_t)cap;
-    t->nnodes = 1; /* ETW_STACK_NONE */
-    cap = 0;
+    size_t cap = 0;
     st = etw_grow_array(&t->alloc, (void **)&t->strs, &cap, 64, sizeof *t->strs, &t->bytes);
     if (st != ETW_OK) return st;
     t->strs_cap = (uint32_t)cap;
@@ -142,12 +143,12 @@ etw_status etw_stacktree_init(etw_stacktree *t, const etw_allocator *alloc) {
 void etw_stacktree_free(etw_stacktree *t) {
     const etw_allocator *a = &t->alloc;
     etw_free(a, t->frames);
-    etw_free(a, t->nodes);
+    nodetab_free(t, &t->stacks);
+    nodetab_free(t, &t->frags);
     etw_free(a, t->samples);
     etw_free(a, t->procs);
     etw_free(a, t->strs);
     etw_idx_free(&t->frame_idx, a);
-    etw_idx_free(&t->node_idx, a);
     etw_idx_free(&t->sample_idx, a);
     etw_idx_free(&t->proc_idx, a);
     etw_idx_free(&t->str_idx, a);
@@ -215,44 +216,64 @@ etw_status etw_stacktree_frame(etw_stacktree *t, uint32_t pid, uint64_t address,
 }
 
 typedef struct node_key {
-    const etw_stacktree *t;
+    const etw_nodetab *nt;
     uint32_t parent, frame;
 } node_key;
 
 static int node_eq(const void *ctx, uint32_t id) {
     const node_key *k = ctx;
-    const etw_stack_node *n = &k->t->nodes[id];
+    const etw_stack_node *n = &k->nt->nodes[id];
     return n->parent == k->parent && n->frame == k->frame;
 }
 
-etw_status etw_stacktree_child(etw_stacktree *t, uint32_t parent, uint32_t frame, uint32_t *node) {
-    if (parent >= t->nnodes || frame >= t->nframes) return ETW_E_INVALID_ARG;
+static etw_status nodetab_init(etw_stacktree *t, etw_nodetab *nt) {
+    size_t cap = 0;
+    etw_status st = etw_grow_array(&t->alloc, (void **)&nt->nodes, &cap, 256, sizeof *nt->nodes, &t->bytes);
+    if (st != ETW_OK) return st;
+    nt->cap = (uint32_t)cap;
+    nt->n = 1; /* node 0: the empty stack */
+    return ETW_OK;
+}
+
+static void nodetab_free(etw_stacktree *t, etw_nodetab *nt) {
+    etw_free(&t->alloc, nt->nodes);
+    etw_idx_free(&nt->idx, &t->alloc);
+    memset(nt, 0, sizeof *nt);
+}
+
+etw_status etw_nodetab_child(etw_stacktree *t, etw_nodetab *nt, uint32_t parent, uint32_t frame,
+                             uint32_t *node) {
+    if (parent >= nt->n || frame >= t->nframes) return ETW_E_INVALID_ARG;
     uint32_t kb[2] = {parent, frame};
     uint64_t h = etw_idx_hash(t->seed, kb, sizeof kb);
-    node_key k = {t, parent, frame};
+    node_key k = {nt, parent, frame};
     size_t slot;
-    uint32_t n = etw_idx_find(&t->node_idx, h, node_eq, &k, &slot);
+    uint32_t n = etw_idx_find(&nt->idx, h, node_eq, &k, &slot);
     if (n != ETW_NO_ID) {
         *node = n;
         return ETW_OK;
     }
-    etw_status st = grow32(&t->alloc, (void **)&t->nodes, &t->nodes_cap, (size_t)t->nnodes + 1,
-                           sizeof *t->nodes, &t->bytes);
+    etw_status st = grow32(&t->alloc, (void **)&nt->nodes, &nt->cap, (size_t)nt->n + 1, sizeof *nt->nodes,
+                           &t->bytes);
     if (st != ETW_OK) return st;
     int moved;
-    st = reserve(t, &t->node_idx, &moved);
+    st = reserve(t, &nt->idx, &moved);
     if (st != ETW_OK) return st;
-    if (moved) etw_idx_find(&t->node_idx, h, node_eq, &k, &slot);
-    etw_stack_node *r = &t->nodes[t->nnodes];
+    if (moved) etw_idx_find(&nt->idx, h, node_eq, &k, &slot);
+    etw_stack_node *r = &nt->nodes[nt->n];
     r->parent = parent;
     r->frame = frame;
-    r->depth = t->nodes[parent].depth + 1;
-    etw_idx_set(&t->node_idx, slot, h, t->nnodes);
-    *node = t->nnodes++;
+    r->depth = nt->nodes[parent].depth + 1;
+    etw_idx_set(&nt->idx, slot, h, nt->n);
+    *node = nt->n++;
     return ETW_OK;
 }
 
-etw_status etw_stacktree_push_leaf_first(etw_stacktree *t, uint32_t base, uint32_t pid,
+etw_status etw_stacktree_child(etw_stacktree *t, uint32_t parent, uint32_t frame, uint32_t *node) {
+    return etw_nodetab_child(t, &t->stacks, parent, frame, node);
+}
+
+etw_status etw_stacktree_push_leaf_first(etw_stacktree *t, etw_nodetab *nt, uint32_t base, uint32_t pid,
                                          const uint64_t *addr, size_t n, uint64_t kernel_min,
                                          int64_t raw_time, uint32_t *node) {
     uint32_t cur = base;
@@ -261,7 +282,7 @@ etw_status etw_stacktree_push_leaf_first(etw_stacktree *t, uint32_t base, uint32
         uint32_t f;
         etw_status st = etw_stacktree_frame(t, space, addr[i], raw_time, &f);
         if (st != ETW_OK) return st;
-        st = etw_stacktree_child(t, cur, f, &cur);
+        st = etw_nodetab_child(t, nt, cur, f, &cur);
         if (st != ETW_OK) return st;
     }
     *node = cur;
@@ -420,16 +441,16 @@ uint32_t etw_stacktree_process(const etw_stacktree *t, uint32_t pid) {
 /* ---- the accessors of etw_profile.h -------------------------------------- */
 
 uint32_t etw_profile_stack_count(const etw_profile *p) {
-    return p ? p->tree.nnodes - 1 : 0;
+    return p ? p->tree.stacks.n - 1 : 0;
 }
 uint32_t etw_profile_stack_parent(const etw_profile *p, uint32_t stack) {
-    return p && stack < p->tree.nnodes ? p->tree.nodes[stack].parent : ETW_STACK_NONE;
+    return p && stack < p->tree.stacks.n ? p->tree.stacks.nodes[stack].parent : ETW_STACK_NONE;
 }
 uint32_t etw_profile_stack_frame(const etw_profile *p, uint32_t stack) {
-    return p && stack && stack < p->tree.nnodes ? p->tree.nodes[stack].frame : ETW_NO_ID;
+    return p && stack && stack < p->tree.stacks.n ? p->tree.stacks.nodes[stack].frame : ETW_NO_ID;
 }
 uint32_t etw_profile_stack_depth(const etw_profile *p, uint32_t stack) {
-    return p && stack < p->tree.nnodes ? p->tree.nodes[stack].depth : 0;
+    return p && stack < p->tree.stacks.n ? p->tree.stacks.nodes[stack].depth : 0;
 }
 uint32_t etw_profile_frame_count(const etw_profile *p) {
     return p ? p->tree.nframes : 0;

@@ -49,6 +49,13 @@ typedef struct etw_stack_node {
     uint32_t depth;
 } etw_stack_node;
 
+/* A prefix tree of frames: node 0 is the empty stack. */
+typedef struct etw_nodetab {
+    etw_stack_node *nodes;
+    uint32_t n, cap;
+    etw_idxmap idx;
+} etw_nodetab;
+
 typedef struct etw_proc_rec {
     uint32_t pid;
     uint32_t name; /* string id */
@@ -75,9 +82,9 @@ typedef struct etw_stacktree {
     uint32_t nframes, frames_cap;
     etw_idxmap frame_idx;
 
-    etw_stack_node *nodes;   /* [0] is ETW_STACK_NONE */
-    uint32_t nnodes, nodes_cap;
-    etw_idxmap node_idx;
+    etw_nodetab stacks;      /* the stacks ([0] is ETW_STACK_NONE) */
+    etw_nodetab frags;       /* kernel fragments waiting for their user part,
+                              * rooted at their outermost frame */
 
     etw_profile_sample *samples;
     size_t nsamples, samples_cap;
@@ -107,11 +114,15 @@ etw_status etw_stacktree_frame(etw_stacktree *t, uint32_t pid, uint64_t address,
  * created when new. */
 etw_status etw_stacktree_child(etw_stacktree *t, uint32_t parent, uint32_t frame, uint32_t *node);
 
+/* The same in another node table (t->frags). */
+etw_status etw_nodetab_child(etw_stacktree *t, etw_nodetab *nt, uint32_t parent, uint32_t frame,
+                             uint32_t *node);
+
 /* Intern a whole stack given leaf first (as ETW logs it: addr[0] is the
  * innermost frame), on top of `base` (the root-side part already interned,
  * or ETW_STACK_NONE). Kernel addresses (is_kernel) go to the kernel address
- * space, others to pid's. */
-etw_status etw_stacktree_push_leaf_first(etw_stacktree *t, uint32_t base, uint32_t pid,
+ * space, others to pid's. nt: &t->stacks or &t->frags. */
+etw_status etw_stacktree_push_leaf_first(etw_stacktree *t, etw_nodetab *nt, uint32_t base, uint32_t pid,
                                          const uint64_t *addr, size_t n, uint64_t kernel_min,
                                          int64_t raw_time, uint32_t *node);
 
