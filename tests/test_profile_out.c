@@ -107,14 +107,14 @@ static void test_writers(void) {
     /* leaf first: kernel leaf, then user frames, root last */
     uint64_t a[4] = {0xFFFFF80000001000u, 0x7FF700003000u, 0x7FF700002000u, 0x7FF700001000u};
     uint32_t s1, s2, s3;
-    ETW_CHECK(etw_stacktree_push_leaf_first(t, 0, 100, a, 4, kmin, 1, &s1) == ETW_OK);
-    ETW_CHECK(etw_stacktree_push_leaf_first(t, 0, 100, a + 1, 3, kmin, 1, &s2) == ETW_OK);
-    ETW_CHECK(etw_stacktree_push_leaf_first(t, 0, 100, a + 2, 2, kmin, 1, &s3) == ETW_OK);
+    ETW_CHECK(etw_stacktree_push_leaf_first(t, &t->stacks, 0, 100, a, 4, kmin, 1, &s1) == ETW_OK);
+    ETW_CHECK(etw_stacktree_push_leaf_first(t, &t->stacks, 0, 100, a + 1, 3, kmin, 1, &s2) == ETW_OK);
+    ETW_CHECK(etw_stacktree_push_leaf_first(t, &t->stacks, 0, 100, a + 2, 2, kmin, 1, &s3) == ETW_OK);
     /* the frames: a kernel PDB function, a hostile JIT name, an image
      * frame, a bare address */
-    resolve(t, t->nodes[s1].frame, ETW_FRAME_PDB, "ntoskrnl.exe", "KiPageFault", 0x40);
-    resolve(t, t->nodes[s2].frame, ETW_FRAME_JIT, NULL, "Evil;Name\n\"x\"\xff", 0x8);
-    resolve(t, t->nodes[s3].frame, ETW_FRAME_IMAGE, "Test.x64.exe", NULL, 0x2000);
+    resolve(t, t->stacks.nodes[s1].frame, ETW_FRAME_PDB, "ntoskrnl.exe", "KiPageFault", 0x40);
+    resolve(t, t->stacks.nodes[s2].frame, ETW_FRAME_JIT, NULL, "Evil;Name\n\"x\"\xff", 0x8);
+    resolve(t, t->stacks.nodes[s3].frame, ETW_FRAME_IMAGE, "Test.x64.exe", NULL, 0x2000);
     ETW_CHECK(etw_stacktree_set_process(t, 100, "Test;x64.exe", 12) == ETW_OK);
     const int64_t t0 = 131000000000000000LL;
     ETW_CHECK(etw_stacktree_sample(t, 100, 7, s1, 1.0, t0 + 20000) == ETW_OK);
