@@ -115,7 +115,11 @@ rc, rows_ev, err = folded("--event", "Image/Load", NET)
 check(rc == 0 and sum(c for _, c in rows_ev) == len(loads), "--event Image/Load: one sample per event (%d vs %d)" %
       (sum(c for _, c in rows_ev), len(loads)))
 rc, rows_w, err = folded("--event", "Image/Load", "--weight", "ImageSize", NET)
-check(rc == 0 and sum(c for _, c in rows_w) == sum(e["fields"]["ImageSize"] for e in loads),
+def num(v):
+    return int(v, 16) if isinstance(v, str) else v
+
+
+check(rc == 0 and sum(c for _, c in rows_w) == sum(num(e["fields"]["ImageSize"]) for e in loads),
       "--weight ImageSize: the sizes summed")
 rc, _, err = run("--profile", "folded", "--weight", "ImageSize", NET)
 check(rc == 2 and "--event" in err, "--weight without --event is a usage error")
@@ -238,14 +242,13 @@ for e in plain:
     if e["event"] in ("Image/DCStart", "Image/Load") and "ImageBase" in e["fields"]:
         f = e["fields"]
         name = re.split(r"[\\/]", f.get("FileName", ""))[-1].lower()
-        images.setdefault((e["pid"], name), set()).add(int(f["ImageBase"], 16))
+        images.setdefault((e["pid"], name), set()).add(num(f["ImageBase"]))
 methods = []
 for e in plain:
     f = e["fields"]
     if "MethodStartAddress" in f and "MethodName" in f:
-        start = f["MethodStartAddress"]
-        start = int(start, 16) if isinstance(start, str) else start
-        methods.append((start, start + f["MethodSize"], f["MethodName"]))
+        start = num(f["MethodStartAddress"])
+        methods.append((start, start + num(f["MethodSize"]), f["MethodName"]))
 kernel_min = 0xFFFF000000000000
 
 
@@ -269,6 +272,21 @@ rc, out, err = run("--stacks", "--format", "text", "-n", "2000", NET)
 check(rc == 0 and b" stack=[" in out, "text shows stack=[...]")
 rc, _, err = run("--stacks", "--profile", "folded", NET)
 check(rc == 2, "--stacks with --profile is a usage error")
+
+# --- --stats on a trace with stacks ------------------------------------------------
+rc, out, err = run("--stats", "--format", "json", NET)
+cpu = json.loads(out.decode("utf-8")).get("cpu_samples", {}) if rc == 0 else {}
+check(cpu.get("samples") == len(kept) and 0 < cpu.get("with_stack", 0) <= len(kept),
+      "--stats: cpu_samples counts the samples: %r" % {k: cpu.get(k) for k in ("samples", "with_stack")})
+for key, name in (("modules", "module"), ("functions", "function")):
+    lst = cpu.get(key, [])
+    check(0 < len(lst) <= 15 and all(isinstance(m.get(name), str) for m in lst), "--stats: %s listed" % key)
+    check([m["samples"] for m in lst] == sorted((m["samples"] for m in lst), reverse=True), "%s by count" % key)
+    check(sum(m["samples"] for m in lst) <= cpu.get("with_stack", 0), "%s: at most the samples" % key)
+check(any("System.DateTime.GetDatePart" in f["function"] for f in cpu.get("functions", [])),
+      "--stats: GetDatePart among the top functions")
+rc, out, err = run("--stats", NET)
+check(rc == 0 and b"\nCPU samples by module" in out and b"\nCPU samples by function" in out, "--stats text: the tables")
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -91,7 +91,7 @@ static etw_status stack_of(fx *x, uint32_t s, uint32_t *out) {
     uint32_t node = s;
     while (node != ETW_STACK_NONE && x->stack_of[node] == ETW_POUT_NONE && n <= o->max_depth) {
         x->path[n++] = node;
-        node = etw_profile_stack_parent(o->p, node);
+        node = o->parent[node];
     }
     uint32_t prefix = node == ETW_STACK_NONE ? ETW_POUT_NONE : x->stack_of[node];
     while (n) {

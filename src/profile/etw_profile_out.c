@@ -283,6 +283,55 @@ static etw_status read_frames(etw_pout *o, uint32_t **frame_name) {
     return st;
 }
 
+/* Frames with the same label are one function of the profiles, so two
+ * stacks of the profile may be one here: the function-level prefix tree
+ * (o->parent, o->node_name; ids 1 .. o->nstacks, a parent's id smaller),
+ * and *node_fn: the profile's stack node -> its node here. */
+static etw_status function_tree(etw_pout *o, const uint32_t *frame_name, uint32_t **node_fn) {
+    const etw_allocator *a = &o->alloc;
+    uint32_t n = etw_profile_stack_count(o->p), nframes = etw_profile_frame_count(o->p);
+    uint32_t *map = etw_calloc(a, (size_t)n + 1, sizeof *map);
+    o->parent = etw_calloc(a, (size_t)n + 1, sizeof *o->parent);
+    o->node_name = etw_calloc(a, (size_t)n + 1, sizeof *o->node_name);
+    size_t nslots = 16;
+    while (nslots < (size_t)n * 2) nslots *= 2;
+    uint32_t *slots = etw_calloc(a, nslots, sizeof *slots); /* id; 0: empty */
+    *node_fn = map;
+    if (!map || !o->parent || !o->node_name || !slots) {
+        etw_free(a, slots);
+        return ETW_E_NOMEM;
+    }
+    uint32_t nfn = 0;
+    for (uint32_t s = 1; s <= n; s++) {
+        uint32_t ps = etw_profile_stack_parent(o->p, s);
+        uint32_t par = ps && ps < s ? map[ps] : 0;
+        uint32_t f = etw_profile_stack_frame(o->p, s);
+        uint32_t name = f < nframes ? frame_name[f] : ETW_POUT_NONE;
+        uint64_t h = ((uint64_t)par << 32 | name) * 0x9E3779B97F4A7C15ull;
+        size_t i = (size_t)(h >> 20) & (nslots - 1);
+        while (slots[i] && !(o->parent[slots[i]] == par && o->node_name[slots[i]] == name)) i = (i + 1) & (nslots - 1);
+        if (!slots[i]) {
+            slots[i] = ++nfn;
+            o->parent[nfn] = par;
+            o->node_name[nfn] = name;
+        }
+        map[s] = slots[i];
+        uint32_t d = etw_profile_stack_depth(o->p, s);
+        if (d > o->max_depth) o->max_depth = d;
+    }
+    o->nstacks = nfn;
+    etw_free(a, slots);
+    return ETW_OK;
+}
+
+static int sample_stack_cmp(const void *x, const void *y) {
+    const etw_pout_sample *a = x, *b = y;
+    if (a->s.pid != b->s.pid) return a->s.pid < b->s.pid ? -1 : 1;
+    if (a->s.tid != b->s.tid) return a->s.tid < b->s.tid ? -1 : 1;
+    if (a->s.stack != b->s.stack) return a->s.stack < b->s.stack ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
 etw_status etw_pout_init(etw_pout *o, const etw_profile *p, FILE *out) {
     memset(o, 0, sizeof *o);
     if (!p || !out) return ETW_E_INVALID_ARG;
@@ -295,28 +344,46 @@ etw_status etw_pout_init(etw_pout *o, const etw_profile *p, FILE *out) {
     strtab_init(&o->mods, a);
     uint32_t *frame_name = NULL;
     etw_status st = read_frames(o, &frame_name);
-    o->nstacks = etw_profile_stack_count(p);
-    if (st == ETW_OK && !(o->node_name = etw_calloc(a, (size_t)o->nstacks + 1, sizeof *o->node_name)))
-        st = ETW_E_NOMEM;
-    uint32_t nframes = etw_profile_frame_count(p);
-    for (uint32_t s = 1; st == ETW_OK && s <= o->nstacks; s++) {
-        uint32_t f = etw_profile_stack_frame(p, s);
-        o->node_name[s] = f < nframes ? frame_name[f] : ETW_POUT_NONE;
-        uint32_t d = etw_profile_stack_depth(p, s);
-        if (d > o->max_depth) o->max_depth = d;
-    }
+    uint32_t *node_fn = NULL;
+    if (st == ETW_OK) st = function_tree(o, frame_name, &node_fn);
     etw_free(a, frame_name);
-    if (st != ETW_OK) return st;
+    if (st != ETW_OK) {
+        etw_free(a, node_fn);
+        return st;
+    }
+    uint32_t nnodes = etw_profile_stack_count(p);
     size_t ns = etw_profile_sample_count(p);
     o->samples = etw_calloc(a, ns ? ns : 1, sizeof *o->samples);
-    if (!o->samples) return ETW_E_NOMEM;
+    if (!o->samples) {
+        etw_free(a, node_fn);
+        return ETW_E_NOMEM;
+    }
     for (size_t i = 0; i < ns; i++) {
         etw_pout_sample *sm = &o->samples[o->nsamples];
         if (etw_profile_sample_at(p, i, &sm->s) != ETW_OK) continue;
         sm->s.weight = finite_weight(sm->s.weight);
-        if (sm->s.stack > o->nstacks) sm->s.stack = ETW_STACK_NONE;
+        sm->s.stack = sm->s.stack && sm->s.stack <= nnodes ? node_fn[sm->s.stack] : ETW_STACK_NONE;
         sm->index = i;
         o->nsamples++;
+    }
+    etw_free(a, node_fn);
+    /* stacks the same at the function level are one: sum them */
+    if (o->nsamples > 1) {
+        qsort(o->samples, o->nsamples, sizeof *o->samples, sample_stack_cmp);
+        size_t k = 0;
+        for (size_t i = 1; i < o->nsamples; i++) {
+            etw_profile_sample *d = &o->samples[k].s, *x = &o->samples[i].s;
+            if (x->pid == d->pid && x->tid == d->tid && x->stack == d->stack) {
+                d->count += x->count;
+                d->weight += x->weight;
+                if (x->first_time < d->first_time) d->first_time = x->first_time;
+                if (x->last_time > d->last_time) d->last_time = x->last_time;
+                if (o->samples[i].index < o->samples[k].index) o->samples[k].index = o->samples[i].index;
+            } else {
+                o->samples[++k] = o->samples[i];
+            }
+        }
+        o->nsamples = k + 1;
     }
     if (o->nsamples > 1) qsort(o->samples, o->nsamples, sizeof *o->samples, sample_cmp);
     size_t nth = 0;
@@ -354,6 +421,7 @@ void etw_pout_free(etw_pout *o) {
     etw_free(a, o->name_mod);
     etw_free(a, o->name_cat);
     etw_free(a, o->node_name);
+    etw_free(a, o->parent);
     etw_free(a, o->samples);
     etw_free(a, o->threads);
 }

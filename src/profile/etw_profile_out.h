@@ -7,8 +7,11 @@
  *            an image frame as "module+0xRVA", else "0xADDRESS"), interned:
  *            frames with the same label are one function of the profiles;
  *   mods     the module names, interned;
- *   node_name  stack node -> name id;
- *   samples  the profile's (pid, tid, stack) sums sorted by pid, tid, first
+ *   stacks   the profile's stacks at the function level: a prefix tree
+ *            (parent, node_name) in which stacks whose frames have the same
+ *            labels are one node;
+ *   samples  the profile's (pid, tid, stack) sums, summed again per
+ *            function-level stack, sorted by pid, tid, first
  *            time (then the profile's order), cut into threads;
  *
  * and a buffered writer to the caller's FILE. Everything is allocated with
@@ -61,8 +64,9 @@ typedef struct etw_pout {
     uint8_t *name_cat;      /* name id -> ETW_POUT_CAT_* */
     etw_pout_strtab mods;
 
-    uint32_t nstacks;       /* node ids 1 .. nstacks */
-    uint32_t *node_name;    /* [nstacks + 1]: [0] unused */
+    uint32_t nstacks;       /* function-level node ids 1 .. nstacks */
+    uint32_t *parent;       /* [nstacks + 1]: a node's parent (0: a root) */
+    uint32_t *node_name;    /* [nstacks + 1]: its name id; [0] unused */
     uint32_t max_depth;
 
     etw_pout_sample *samples;

@@ -92,7 +92,7 @@ etw_status etw_profile_write_speedscope(etw_pout *o) {
             etw_text_putc(t, '[');
             size_t n = 0;
             for (uint32_t node = o->samples[i].s.stack; node != ETW_STACK_NONE && n <= o->max_depth;
-                 node = etw_profile_stack_parent(o->p, node))
+                 node = o->parent[node])
                 path[n++] = o->node_name[node];
             for (int first = 1; n; first = 0) {
                 uint32_t name = path[--n];

@@ -508,13 +508,19 @@ int cpu_summary(session *s, int json, char **text, size_t *len) {
             uint32_t f = etw_profile_stack_frame(p, sm.stack); /* the leaf: where the CPU was */
             etw_frame_info fi;
             if (f >= nframes || etw_profile_frame(p, f, &fi) != ETW_OK) continue;
-            const char *mod = fi.module && fi.module_len && fi.kind != ETW_FRAME_ADDRESS ? fi.module : "?";
-            size_t ml = mod[0] == '?' && mod[1] == 0 ? 1 : fi.module_len;
+            /* JIT code without a module, and addresses nothing knows, by kind */
+            const char *mod = fi.module && fi.module_len && fi.kind != ETW_FRAME_ADDRESS ? fi.module
+                              : fi.kind == ETW_FRAME_JIT                                ? "(.NET JIT code)"
+                                                                                         : "(unknown)";
+            size_t ml = mod == fi.module ? fi.module_len : strlen(mod);
             /* functions without the offset; image frames by module */
             etw_frame_info fn = fi;
             int named = (fi.kind == ETW_FRAME_PDB || fi.kind == ETW_FRAME_JIT) && fi.function && fi.function_len;
             if (named) fn.offset = 0;
-            size_t need = named ? etw_frame_label(&fn, small, sizeof small) : (size_t)snprintf(small, sizeof small, "%.*s!?", (int)(ml > 400 ? 400 : ml), mod);
+            size_t need = named            ? etw_frame_label(&fn, small, sizeof small)
+                          : mod != fi.module ? (size_t)snprintf(small, sizeof small, "%s", mod)
+                                             : (size_t)snprintf(small, sizeof small, "%.*s!?",
+                                                                (int)(ml > 400 ? 400 : ml), mod);
             if (need >= sizeof small) need = sizeof small - 1;
             if (!tally_add(&mods, mod, ml, sm.count) || !tally_add(&fns, small, need, sm.count)) rc = out_of_memory();
         }
