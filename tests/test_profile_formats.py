@@ -83,7 +83,7 @@ check(rc == 0, "--profile folded exits 0: %s" % err[:300])
 total = sum(c for _, c in rows)
 check(total == len(kept), "folded counts sum to the samples (%s vs %d)" % (total, len(kept)))
 check(all(c == int(c) and c > 0 for _, c in rows), "CPU sample counts are positive integers")
-check(all(re.fullmatch(r".* \(\d+\)", fr[0]) and re.fullmatch(r"thread \(\d+\)", fr[1]) for fr, _ in rows),
+check(all(re.fullmatch(r".* \(-?\d+\)", fr[0]) and re.fullmatch(r"thread \(-?\d+\)", fr[1]) for fr, _ in rows),
       "each line starts with 'process (pid);thread (tid)'")
 keys = [(tuple(fr)) for fr, _ in rows]
 check(len(keys) == len(set(keys)), "one line per (process, thread, stack)")

@@ -1123,8 +1123,8 @@ static PyObject *native_profile(PyObject *mod, PyObject *args, PyObject *kw) {
                              ? PyUnicode_DecodeUTF8(pn, (Py_ssize_t)pl, "replace")
                              : (Py_INCREF(Py_None), Py_None);
         PyObject *frames = stack_list(cache, ncache, prof, sm.stack);
-        PyObject *row = proc && frames ? Py_BuildValue("(IIIOdKO)", sm.stack, sm.pid, sm.tid, proc, sm.weight,
-                                                       (unsigned long long)sm.count, frames)
+        PyObject *row = proc && frames ? Py_BuildValue("(INNOdKO)", sm.stack, id_obj(sm.pid), id_obj(sm.tid), proc,
+                                                       sm.weight, (unsigned long long)sm.count, frames)
                                        : NULL;
         Py_XDECREF(proc);
         Py_XDECREF(frames);

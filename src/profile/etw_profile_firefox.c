@@ -161,15 +161,15 @@ static etw_status write_thread(fx *x, const etw_pout_thread *th, int main_thread
     etw_pout_process(o, th->pid, &pn, &pl);
     etw_text_puts(t, "{\"processType\":\"default\",\"processStartupTime\":0,\"processShutdownTime\":null,"
                      "\"registerTime\":0,\"unregisterTime\":null,\"pausedRanges\":[],\"name\":\"thread (");
-    etw_text_u64(t, th->tid);
+    etw_pout_id(t, th->tid);
     etw_text_puts(t, ")\",\"isMainThread\":");
     etw_text_puts(t, main_thread ? "true" : "false");
     etw_text_puts(t, ",\"processName\":");
     etw_text_json_utf8(t, pn, pl);
     etw_text_puts(t, ",\"pid\":\"");
-    etw_text_u64(t, th->pid);
+    etw_pout_id(t, th->pid);
     etw_text_puts(t, "\",\"tid\":");
-    etw_text_u64(t, th->tid);
+    etw_pout_id(t, th->tid);
 
     /* samples */
     size_t ns = th->end - th->begin;

@@ -108,9 +108,9 @@ etw_status etw_profile_write_folded(etw_pout *o) {
         etw_pout_process(o, s->pid, &pn, &pl);
         put_name(t, pn, pl);
         etw_text_puts(t, " (");
-        etw_text_u64(t, s->pid);
+        etw_pout_id(t, s->pid);
         etw_text_puts(t, ");thread (");
-        etw_text_u64(t, s->tid);
+        etw_pout_id(t, s->tid);
         etw_text_putc(t, ')');
         size_t n = 0;
         for (uint32_t node = s->stack; node != ETW_STACK_NONE && n <= o->max_depth;

@@ -96,6 +96,13 @@ etw_status etw_pout_flush(etw_pout *o, int end);
  * valid UTF-8 is not guaranteed (the JSON writers repair it). */
 void etw_pout_process(const etw_pout *o, uint32_t pid, const char **name, size_t *len);
 
+/* A process or thread id as the JSON output writes it: -1 for none
+ * (ETW_NO_ID). */
+static inline void etw_pout_id(etw_text *t, uint32_t v) {
+    if (v == 0xFFFFFFFFu) etw_text_puts(t, "-1");
+    else etw_text_u64(t, v);
+}
+
 /* A weight: a JSON number (0 for a non-finite one). */
 void etw_pout_json_weight(etw_text *t, double w);
 

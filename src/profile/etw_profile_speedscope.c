@@ -38,9 +38,9 @@ static void profile_name(etw_pout *o, const etw_pout_thread *th) {
     etw_text_init(&t2, &o->alloc);
     etw_text_put(&t2, pn, pl);
     etw_text_puts(&t2, " (");
-    etw_text_u64(&t2, th->pid);
+    etw_pout_id(&t2, th->pid);
     etw_text_puts(&t2, ") thread (");
-    etw_text_u64(&t2, th->tid);
+    etw_pout_id(&t2, th->tid);
     etw_text_putc(&t2, ')');
     if (etw_text_status(&t2) == ETW_OK) etw_text_json_utf8(t, t2.data, t2.len);
     else t->failed = 1;
