@@ -61,7 +61,71 @@ static void test_tree_interning(void) {
     etw_stacktree_free(&t);
 }
 
+/* Run a whole trace through a profile. */
+static etw_profile *profile_trace(const char *name, int keep, etw_decoder **dec_out) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", ETW_TEST_DATA_DIR, name);
+    etw_reader_options ro;
+    memset(&ro, 0, sizeof ro);
+    etw_reader *r = NULL;
+    if (etw_reader_open_file(&r, path, &ro) != ETW_OK) {
+        ETW_CHECK(!"trace opens");
+        return NULL;
+    }
+    etw_decoder_options dop;
+    memset(&dop, 0, sizeof dop);
+    etw_decoder *d = NULL;
+    ETW_CHECK(etw_decoder_new(&d, &dop) == ETW_OK);
+    etw_profile_options po;
+    memset(&po, 0, sizeof po);
+    po.decoder = d;
+    po.keep_event_stacks = keep;
+    etw_profile *p = NULL;
+    ETW_CHECK(etw_profile_new(&p, &po) == ETW_OK);
+    const etw_event *ev;
+    etw_status st;
+    while ((st = etw_reader_next_ref(r, &ev)) == ETW_OK) {
+        const etw_schema *s = NULL;
+        if (etw_decoder_learns(d, ev, NULL)) etw_decoder_learn(d, ev);
+        etw_decoder_resolve(d, ev, &s, NULL);
+        etw_status a = etw_profile_add(p, ev, s);
+        if (a != ETW_OK) {
+            ETW_CHECK_INT(a, ETW_OK);
+            break;
+        }
+    }
+    ETW_CHECK_INT(st, ETW_END);
+    ETW_CHECK(etw_profile_finish(p) == ETW_OK);
+    etw_reader_close(r);
+    *dec_out = d;
+    return p;
+}
+
+static void test_net452(void) {
+    etw_decoder *d = NULL;
+    etw_profile *p = profile_trace("net.4.5.2.x64.etl", 0, &d);
+    if (!p) return;
+    etw_profile_stats st;
+    etw_profile_stats_get(p, &st);
+    fprintf(stderr,
+            "events %llu stack_events %llu attached %llu orphaned %llu hdr %llu removed %llu clr %llu/%llu "
+            "keyrefs %llu resolved %llu undefined %llu kcompleted %llu dropped %llu samples %llu with_stack %llu "
+            "idle %llu frames %llu resolved %llu mem %zu\n",
+            (unsigned long long)st.events, (unsigned long long)st.stack_events,
+            (unsigned long long)st.stacks_attached, (unsigned long long)st.stacks_orphaned,
+            (unsigned long long)st.attached_by_header_thread, (unsigned long long)st.stacks_on_removed,
+            (unsigned long long)st.clr_stacks, (unsigned long long)st.clr_stacks_attached,
+            (unsigned long long)st.key_references, (unsigned long long)st.keys_resolved,
+            (unsigned long long)st.keys_undefined, (unsigned long long)st.kernel_completed,
+            (unsigned long long)st.pending_dropped, (unsigned long long)st.samples,
+            (unsigned long long)st.samples_with_stack, (unsigned long long)st.idle_samples,
+            (unsigned long long)st.frames, (unsigned long long)st.frames_resolved, st.memory_bytes);
+    etw_profile_free(p);
+    etw_decoder_free(d);
+}
+
 int main(void) {
     ETW_RUN(test_tree_interning);
+    ETW_RUN(test_net452);
     return ETW_TEST_DONE();
 }
