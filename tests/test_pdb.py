@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """src/pdb against LLVM's own PDB reader.
 
-usage: test_pdb.py ETW_PDBDUMP LLVM_PDBUTIL DATA_DIR
+usage: test_pdb.py ETW_PDBDUMP LLVM_PDBUTIL DATA_DIR [PDB...]
 
 Runs `llvm-pdbutil dump --summary --publics --symbols --section-headers` on
-each PDB of DATA_DIR (CppCon.pdb) and compares with what etw_pdbdump
+each PDB named (in DATA_DIR; default CppCon.pdb) and compares with what etw_pdbdump
 (tests/pdbdump.c, the library's reading) prints:
   - the GUID and the age;
   - the publics (S_PUB32) and the procedures (S_GPROC32, S_LPROC32 and their
@@ -24,7 +24,7 @@ import sys
 from collections import Counter
 
 PDBDUMP, LLVM, DATA = sys.argv[1], sys.argv[2], sys.argv[3]
-PDBS = ["CppCon.pdb"]
+PDBS = sys.argv[4:] or ["CppCon.pdb"]
 PROC_KINDS = {"S_GPROC32", "S_LPROC32", "S_GPROC32_ID", "S_LPROC32_ID", "S_LPROC32_DPC", "S_LPROC32_DPC_ID"}
 passed = failed = 0
 
