@@ -128,8 +128,10 @@ etw_status etw_pdb_lookup(const etw_pdb *p, uint32_t rva, etw_pdb_symbol *out, u
  *                     no local folder (srv*URL) is skipped.
  * The first match is written into path (n bytes, NUL-terminated): ETW_OK.
  * ETW_E_NOT_FOUND when no entry has it; ETW_E_SMALL_BUFFER when the match
- * does not fit in n bytes; ETW_E_INVALID_ARG for NULL arguments. Names are
- * matched exactly (case-sensitive file systems: the store's own spelling). */
+ * does not fit in n bytes; ETW_E_INVALID_ARG for NULL arguments. In each
+ * folder the name is tried as given, then in lower case (Microsoft's symbol
+ * server files names in lower case; on a case-sensitive file system the
+ * store's spelling must match one of the two). */
 etw_status etw_symstore_find(const char *store, const char *pdb_name, const etw_guid *guid, uint32_t age,
                              char *path, size_t n);
 

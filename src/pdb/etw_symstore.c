@@ -45,11 +45,11 @@ static etw_status found(const char *cand, char *path, size_t n) {
     return ETW_OK;
 }
 
-/* One local folder: the symbol-server layout, then the flat file. */
-static etw_status search_dir(const char *dir, size_t dlen, const char *name, const char *key, const etw_guid *guid,
-                             uint32_t age, char *path, size_t n) {
+/* One spelling of the name in one local folder: the symbol-server layout,
+ * then the flat file. */
+static etw_status search_name(const char *dir, size_t dlen, const char *name, const char *key,
+                              const etw_guid *guid, uint32_t age, char *path, size_t n) {
     char cand[4096];
-    if (dlen == 0 || dlen > 2048) return ETW_E_NOT_FOUND;
     if (join(cand, sizeof cand, dir, dlen, name, key, name) && file_exists(cand)) return found(cand, path, n);
     if (join(cand, sizeof cand, dir, dlen, name, NULL, NULL) && file_exists(cand)) {
         etw_pdb *p;
@@ -62,6 +62,29 @@ static etw_status search_dir(const char *dir, size_t dlen, const char *name, con
         }
     }
     return ETW_E_NOT_FOUND;
+}
+
+/* One local folder: the name as given, then in lower case (Microsoft's
+ * symbol server files "ntdll.pdb" whatever the image's record spells; a
+ * store copied from Windows keeps that spelling on a case-sensitive file
+ * system). */
+static etw_status search_dir(const char *dir, size_t dlen, const char *name, const char *key, const etw_guid *guid,
+                             uint32_t age, char *path, size_t n) {
+    if (dlen == 0 || dlen > 2048) return ETW_E_NOT_FOUND;
+    etw_status st = search_name(dir, dlen, name, key, guid, age, path, n);
+    if (st != ETW_E_NOT_FOUND) return st;
+    char lower[256];
+    size_t k = strlen(name); /* at most 255 (etw_symstore_find) */
+    int differs = 0;
+    for (size_t i = 0; i <= k; i++) {
+        char c = name[i];
+        if (c >= 'A' && c <= 'Z') {
+            c = (char)(c - 'A' + 'a');
+            differs = 1;
+        }
+        lower[i] = c;
+    }
+    return differs ? search_name(dir, dlen, lower, key, guid, age, path, n) : ETW_E_NOT_FOUND;
 }
 
 etw_status etw_symstore_find(const char *store, const char *pdb_name, const etw_guid *guid, uint32_t age,
