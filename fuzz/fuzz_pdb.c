@@ -61,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         if (total > size) abort();
         etw_msf_close(&msf);
-    } else if ((st != ETW_E_CORRUPT && st != ETW_E_TRUNCATED) || !why) {
+    } else if ((st != ETW_E_CORRUPT && st != ETW_E_TRUNCATED && st != ETW_E_UNSUPPORTED) || !why) {
         abort();
     }
 

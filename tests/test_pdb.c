@@ -334,6 +334,9 @@ static void test_hostile_msf(void) {
     im->f[0] = 'm';
     expect_fail(im, ETW_E_CORRUPT, "magic");
     FRESH();
+    memcpy(im->f, "BSJB", 4);
+    expect_fail(im, ETW_E_UNSUPPORTED, "portable PDB");
+    FRESH();
     im->len = 40;
     expect_fail(im, ETW_E_CORRUPT, "shorter than a superblock");
     FRESH();

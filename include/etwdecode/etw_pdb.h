@@ -64,7 +64,11 @@ typedef struct etw_pdb_options {
 /* Open the PDB at path (read with pread or stdio: only the streams needed
  * are read, one at a time). opt may be NULL. ETW_E_IO when the file cannot
  * be opened; ETW_E_CORRUPT / ETW_E_TRUNCATED for a file that is not a PDB or
- * is damaged; ETW_E_NOMEM; ETW_E_LIMIT past ETW_PDB_MAX_SYMBOLS. */
+ * is damaged; ETW_E_UNSUPPORTED for a .NET portable PDB (ECMA-335 metadata,
+ * no native symbols) or a DBI stream older than VC 4.1; ETW_E_NOMEM;
+ * ETW_E_LIMIT past ETW_PDB_MAX_SYMBOLS. A .NET "Windows" PDB (MSF, managed
+ * code) opens with its identity and no symbols: its methods have tokens,
+ * not RVAs. */
 etw_status etw_pdb_open_file(etw_pdb **out, const char *path, const etw_pdb_options *opt);
 
 /* The same from size bytes in memory. The bytes are read during the call

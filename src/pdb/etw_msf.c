@@ -44,6 +44,9 @@ etw_status etw_msf_open(etw_msf *m, const etw_allocator *a, const etw_input *in,
     if (in->size < SUPERBLOCK_SIZE) return fail(why, "shorter than an MSF superblock", ETW_E_CORRUPT);
     etw_status st = read_exact(in, 0, sb, sizeof sb);
     if (st != ETW_OK) return fail(why, "cannot read the superblock", st);
+    /* .NET's portable PDBs are ECMA-335 metadata ("BSJB"): no native symbols */
+    if (memcmp(sb, "BSJB", 4) == 0)
+        return fail(why, "a portable PDB (.NET metadata), not an MSF file", ETW_E_UNSUPPORTED);
     if (memcmp(sb, MSF_MAGIC, sizeof MSF_MAGIC) != 0)
         return fail(why, "not an MSF 7.00 file (PDB 2.0 and other files are not read)", ETW_E_CORRUPT);
     uint32_t bs = etw_le32(sb + 32), fpm = etw_le32(sb + 36), nblocks = etw_le32(sb + 40);

@@ -44,7 +44,7 @@ typedef struct etw_msf {
 /* Read the superblock and the stream directory of in (which must outlive
  * m). On failure m owns nothing and *why (when not NULL) is a static
  * English reason. Statuses: ETW_E_CORRUPT (not an MSF 7.00 file, or a bad
- * field), ETW_E_TRUNCATED (the file is shorter than its blocks), ETW_E_IO,
+ * field), ETW_E_UNSUPPORTED (a .NET portable PDB), ETW_E_TRUNCATED (the file is shorter than its blocks), ETW_E_IO,
  * ETW_E_NOMEM. */
 etw_status etw_msf_open(etw_msf *m, const etw_allocator *a, const etw_input *in, const char **why);
 void etw_msf_close(etw_msf *m);
