@@ -736,6 +736,15 @@ static void test_symstore(void) {
     ETW_CHECK_INT(etw_symstore_find(store_, "CppCon.pdb", &g, age, path, 10), ETW_E_SMALL_BUFFER);
     ETW_CHECK_INT(etw_symstore_find(NULL, "CppCon.pdb", &g, age, path, sizeof path), ETW_E_INVALID_ARG);
 
+    /* a folder where the file should be is not a match */
+    mkdirs("Dir.pdb");
+    mkdirs("Dir.pdb/12DC0A4FBD7D4F2AA9BE263BACAEB4675");
+    mkdirs("Dir.pdb/12DC0A4FBD7D4F2AA9BE263BACAEB4675/Dir.pdb");
+    ETW_CHECK_INT(etw_symstore_find(store_, "Dir.pdb", &g, age, path, sizeof path), ETW_E_NOT_FOUND);
+    rm("Dir.pdb/12DC0A4FBD7D4F2AA9BE263BACAEB4675/Dir.pdb");
+    rm("Dir.pdb/12DC0A4FBD7D4F2AA9BE263BACAEB4675");
+    rm("Dir.pdb");
+
     /* a store that spells the name in lower case */
     mkdirs("cppcon.pdb");
     mkdirs("cppcon.pdb/12DC0A4FBD7D4F2AA9BE263BACAEB4675");

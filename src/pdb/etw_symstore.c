@@ -8,10 +8,18 @@
  * and "file.ptr" forms of a server share are not read.) Nothing here touches
  * the network: in srv*DIR*URL only DIR is used.
  */
+#if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
+#define _POSIX_C_SOURCE 200809L
+#endif
 #include "etw_pdb_internal.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+
+#if defined(_WIN32) && !defined(S_ISREG)
+#define S_ISREG(m) (((m) & S_IFMT) == S_IFREG)
+#endif
 
 static int ieq_prefix(const char *s, size_t n, const char *word) {
     size_t k = strlen(word);
@@ -24,11 +32,10 @@ static int ieq_prefix(const char *s, size_t n, const char *word) {
     return 1;
 }
 
+/* A regular file (a store's <name> level is a folder, which fopen opens). */
 static int file_exists(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
-    fclose(f);
-    return 1;
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
 /* dir + "/" + parts..., into buf; 0 when it does not fit. */
