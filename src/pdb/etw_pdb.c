@@ -409,6 +409,13 @@ static etw_status read_dbi(build *b, int identity_only) {
     if (st == ETW_OK && omap_stream != NO_STREAM && orig_stream != NO_STREAM) {
         st = read_omap(b, omap_stream);
         if (st == ETW_OK && b->omap) st = read_sections(b, orig_stream, &b->place, &b->nplace);
+        if (st == ETW_OK && b->nplace == 0) { /* no original sections: OMAP cannot apply */
+            etw_free(&p->al, b->omap);
+            etw_free(&p->al, b->place);
+            b->omap = NULL;
+            b->place = NULL;
+            b->nomap = 0;
+        }
     }
     if (st == ETW_OK && !b->place) {
         if (p->nsections) {
