@@ -490,6 +490,122 @@ static void test_clr_frame_count_claim(void) {
     fake_close(&f);
 }
 
+static const etw_guid G_IMAGE = {0x2cb15d1du, 0x5fc1, 0x11d2, {0xab, 0xe1, 0x00, 0xa0, 0xc9, 0x11, 0xf5, 0x18}};
+static const etw_guid G_KTC = {0xb3e675d7u, 0x2554, 0x4f18, {0x83, 0x0b, 0x27, 0x62, 0x73, 0x25, 0x60, 0xde}};
+
+static size_t put_wstr(uint8_t *d, const char *s) {
+    size_t n = 0;
+    for (; *s; s++, n += 2) put(d + n, (uint8_t)*s, 2);
+    put(d + n, 0, 2);
+    return n + 2;
+}
+
+/* An image whose DbgID_RSDS names tests/data/CppCon.pdb (its GUID and age
+ * as llvm-pdbutil prints them): a frame at main+5 is named "main" + 5, with
+ * the symbol path a flat folder holding the PDB. */
+static void test_pdb_frames(void) {
+    fake f;
+    memset(&f, 0, sizeof f);
+    etw_decoder_options dop;
+    memset(&dop, 0, sizeof dop);
+    ETW_CHECK(etw_decoder_new(&f.d, &dop) == ETW_OK);
+    const char *paths[] = {"/nonexistent-store", ETW_TEST_DATA_DIR};
+    etw_profile_options po;
+    memset(&po, 0, sizeof po);
+    po.decoder = f.d;
+    po.keep_event_stacks = 1;
+    po.symbol_paths = paths;
+    po.nsymbol_paths = 2;
+    ETW_CHECK(etw_profile_new(&f.p, &po) == ETW_OK);
+    const uint64_t base = 0x140000000u;
+
+    etw_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.form = ETW_FORM_FULL;
+    ev.flags = ETW_EVENT_FLAG_CLASSIC_HEADER | ETW_EVENT_FLAG_64_BIT_HEADER;
+    ev.pointer_size = 8;
+    ev.provider = G_KTC;
+    ev.opcode = 36;
+    ev.version = 2;
+    ev.pid = 600;
+    ev.tid = 700;
+    ev.raw_timestamp = 50;
+    static const uint8_t guid[16] = {0x4f, 0x0a, 0xdc, 0x12, 0x7d, 0xbd, 0x2a, 0x4f,
+                                     0xa9, 0xbe, 0x26, 0x3b, 0xac, 0xae, 0xb4, 0x67};
+    put(f.buf, base, 8);
+    put(f.buf + 8, 600, 4);
+    memcpy(f.buf + 12, guid, 16);
+    put(f.buf + 28, 5, 4);
+    const char *pdb = "C:\\PerfViewTestData\\CppCon\\Release\\CppCon.pdb";
+    memcpy(f.buf + 32, pdb, strlen(pdb) + 1);
+    ev.user_data = f.buf;
+    ev.user_data_len = (uint32_t)(32 + strlen(pdb) + 1);
+    fake_add(&f, &ev);
+
+    memset(&ev, 0, sizeof ev);
+    ev.form = ETW_FORM_SYSTEM;
+    ev.flags = ETW_EVENT_FLAG_CLASSIC_HEADER | ETW_EVENT_FLAG_64_BIT_HEADER;
+    ev.pointer_size = 8;
+    ev.provider = G_IMAGE;
+    ev.opcode = 10;
+    ev.version = 2;
+    ev.pid = 600;
+    ev.tid = 700;
+    ev.raw_timestamp = 50;
+    memset(f.buf, 0, sizeof f.buf);
+    put(f.buf, base, 8);
+    put(f.buf + 8, 0x10000, 8);
+    put(f.buf + 16, 600, 4);
+    size_t n = 56 + put_wstr(f.buf + 56, "\\Device\\HarddiskVolume2\\x\\CppCon.exe");
+    ev.user_data = f.buf;
+    ev.user_data_len = (uint32_t)n;
+    fake_add(&f, &ev);
+
+    add_sample(&f, 100, 700);
+    memset(&ev, 0, sizeof ev);
+    ev.form = ETW_FORM_SYSTEM;
+    ev.pointer_size = 8;
+    ev.provider = G_STACKWALK;
+    ev.opcode = 32;
+    ev.version = 2;
+    ev.pid = 600;
+    ev.tid = 700;
+    ev.raw_timestamp = 101;
+    put(f.buf, 100, 8);
+    put(f.buf + 8, 600, 4);
+    put(f.buf + 12, 700, 4);
+    put(f.buf + 16, base + 0x1005, 8);        /* main + 5 */
+    put(f.buf + 24, base + 0x1000 + 746 + 13, 8); /* __security_check_cookie + 13 */
+    put(f.buf + 32, 0x7FF700002000u, 8);      /* in no image */
+    ev.user_data = f.buf;
+    ev.user_data_len = 40;
+    fake_add(&f, &ev);
+    ETW_CHECK(etw_profile_finish(f.p) == ETW_OK);
+
+    etw_profile_stats st;
+    etw_profile_stats_get(f.p, &st);
+    ETW_CHECK_INT(st.pdbs_loaded, 1);
+    ETW_CHECK_INT(st.samples_with_stack, 1);
+    uint32_t s = etw_profile_event_stack(f.p, 2);
+    ETW_CHECK_INT(etw_profile_stack_depth(f.p, s), 3);
+    etw_frame_info fi;
+    ETW_CHECK(etw_profile_frame(f.p, etw_profile_stack_frame(f.p, s), &fi) == ETW_OK);
+    ETW_CHECK_INT(fi.kind, ETW_FRAME_PDB);
+    ETW_CHECK(fi.function && fi.function_len == 4 && !memcmp(fi.function, "main", 4));
+    ETW_CHECK(fi.module && fi.module_len == 10 && !memcmp(fi.module, "CppCon.exe", 10));
+    ETW_CHECK_INT(fi.offset, 5);
+    s = etw_profile_stack_parent(f.p, s);
+    ETW_CHECK(etw_profile_frame(f.p, etw_profile_stack_frame(f.p, s), &fi) == ETW_OK);
+    ETW_CHECK_INT(fi.kind, ETW_FRAME_PDB);
+    ETW_CHECK(fi.function && fi.function_len == 23 && !memcmp(fi.function, "__security_check_cookie", 23));
+    ETW_CHECK_INT(fi.offset, 13);
+    s = etw_profile_stack_parent(f.p, s);
+    ETW_CHECK(etw_profile_frame(f.p, etw_profile_stack_frame(f.p, s), &fi) == ETW_OK);
+    ETW_CHECK_INT(fi.kind, ETW_FRAME_ADDRESS);
+    ETW_CHECK(fi.address == 0x7FF700002000u);
+    fake_close(&f);
+}
+
 int main(void) {
     ETW_RUN(test_tree_interning);
     ETW_RUN(test_net452);
@@ -497,5 +613,6 @@ int main(void) {
     ETW_RUN(test_defined_key);
     ETW_RUN(test_pending_bound);
     ETW_RUN(test_clr_frame_count_claim);
+    ETW_RUN(test_pdb_frames);
     return ETW_TEST_DONE();
 }

@@ -215,6 +215,7 @@ typedef struct etw_profile_stats {
     uint64_t frames;            /* frame occurrences in sample stacks (with multiplicity) */
     uint64_t frames_resolved;   /* of those: resolved to an image, PDB function or JIT method */
     uint32_t pdbs_loaded;
+    uint32_t pdbs_failed;       /* found in a symbol store but did not open (on_diag says why) */
     size_t memory_bytes;        /* what the profile holds now */
 } etw_profile_stats;
 

@@ -5,12 +5,14 @@
  * seen and resolved only in etw_profile_finish. */
 #include "profile/etw_symbolize.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/etw_alloc.h"
 #include "common/etw_bytes.h"
 #include "common/etw_utf16.h"
+#include "etwdecode/etw_pdb.h"
 #include "profile/etw_profile_internal.h"
 
 /* ---- fields by name ------------------------------------------------------ */
@@ -238,6 +240,9 @@ void etw_symbols_free(etw_profile *p) {
     rangetab_free(p, &y->methods);
     etw_free(&p->alloc, y->idents);
     etw_idx_free(&y->ident_idx, &p->alloc);
+    for (size_t i = 0; i < y->npdbs; i++) etw_pdb_free(y->pdbs[i].pdb);
+    etw_free(&p->alloc, y->pdbs);
+    etw_idx_free(&y->pdb_idx, &p->alloc);
     etw_free(&p->alloc, y->buf);
     memset(y, 0, sizeof *y);
 }
@@ -458,6 +463,102 @@ static const etw_range *range_lookup(const etw_rangetab *t, uint32_t pid, uint64
     return best;
 }
 
+/* ---- PDBs ---------------------------------------------------------------- */
+
+typedef struct pdb_key {
+    const etw_symbols *y;
+    const etw_ident *id;
+} pdb_key;
+
+static int pdb_eq(const void *ctx, uint32_t i) {
+    const pdb_key *k = ctx;
+    const etw_pdbent *e = &k->y->pdbs[i];
+    return e->age == k->id->age && e->name == k->id->pdb_name && !memcmp(&e->guid, &k->id->guid, sizeof e->guid);
+}
+
+/* The PDB of an identity: looked for in the symbol paths and opened the
+ * first time, remembered (found or not) after. NULL when there is none. */
+static etw_status pdb_for(etw_profile *p, const etw_ident *id, const struct etw_pdb **out) {
+    etw_symbols *y = &p->sym;
+    *out = NULL;
+    uint8_t kb[24];
+    memcpy(kb, &id->guid, 16);
+    memcpy(kb + 16, &id->age, 4);
+    memcpy(kb + 20, &id->pdb_name, 4);
+    uint64_t h = etw_idx_hash(p->tree.seed ^ 0x706462u, kb, sizeof kb);
+    pdb_key k = {y, id};
+    size_t slot;
+    uint32_t i = etw_idx_find(&y->pdb_idx, h, pdb_eq, &k, &slot);
+    if (i != ETW_NO_ID) {
+        *out = y->pdbs[i].pdb;
+        return ETW_OK;
+    }
+    etw_status st = etw_grow_array(&p->alloc, (void **)&y->pdbs, &y->pdbs_cap, y->npdbs + 1, sizeof *y->pdbs, &y->bytes);
+    if (st != ETW_OK) return st;
+    if ((y->pdb_idx.count + 1) * 4 > y->pdb_idx.cap * 3) {
+        st = etw_idx_reserve(&y->pdb_idx, &p->alloc, &y->bytes);
+        if (st != ETW_OK) return st;
+        etw_idx_find(&y->pdb_idx, h, pdb_eq, &k, &slot);
+    }
+    etw_pdbent *e = &y->pdbs[y->npdbs];
+    memset(e, 0, sizeof *e);
+    e->guid = id->guid;
+    e->age = id->age;
+    e->name = id->pdb_name;
+    etw_idx_set(&y->pdb_idx, slot, h, (uint32_t)y->npdbs);
+    y->npdbs++;
+    size_t nlen;
+    const char *name = etw_stacktree_str_at(&p->tree, id->pdb_name, &nlen); /* NUL-terminated */
+    if (!name || !nlen) return ETW_OK;
+    char path[4096];
+    for (size_t j = 0; j < p->opt.nsymbol_paths; j++) {
+        if (!p->opt.symbol_paths[j]) continue;
+        if (etw_symstore_find(p->opt.symbol_paths[j], name, &id->guid, id->age, path, sizeof path) != ETW_OK)
+            continue;
+        const char *why = NULL;
+        etw_pdb_options o;
+        memset(&o, 0, sizeof o);
+        o.allocator = &p->alloc;
+        o.reason = &why;
+        struct etw_pdb *pdb = NULL;
+        st = etw_pdb_open_file(&pdb, path, &o);
+        if (st == ETW_OK) {
+            y->pdbs[y->npdbs - 1].pdb = pdb;
+            p->stats.pdbs_loaded++;
+            *out = pdb;
+            return ETW_OK;
+        }
+        if (st == ETW_E_NOMEM) return st;
+        char msg[512];
+        snprintf(msg, sizeof msg, "PDB %.400s does not open: %.80s", path, why ? why : etw_strerror(st));
+        etw_profile_diag(p, st, msg);
+        p->stats.pdbs_failed++;
+    }
+    return ETW_OK;
+}
+
+/* Name an image frame by its PDB's function, when the PDB is there. */
+static etw_status pdb_name(etw_profile *p, etw_frame_rec *f, const etw_range *im) {
+    etw_symbols *y = &p->sym;
+    if (!p->opt.nsymbol_paths || f->offset > UINT32_MAX) return ETW_OK;
+    ident_key k = {y, im->pid, im->base};
+    uint32_t i = etw_idx_find(&y->ident_idx, open_hash(p, im->pid, im->base) ^ 0x1d, ident_eq, &k, NULL);
+    if (i == ETW_NO_ID || !y->idents[i].has_rsds) return ETW_OK;
+    const struct etw_pdb *pdb;
+    etw_status st = pdb_for(p, &y->idents[i], &pdb);
+    if (st != ETW_OK || !pdb) return st;
+    etw_pdb_symbol sym;
+    uint32_t off;
+    if (etw_pdb_lookup(pdb, (uint32_t)f->offset, &sym, &off) != ETW_OK) return ETW_OK;
+    uint32_t sid;
+    st = etw_stacktree_str(&p->tree, sym.name, sym.name_len, &sid);
+    if (st != ETW_OK) return st;
+    f->kind = ETW_FRAME_PDB;
+    f->function = sid;
+    f->offset = off;
+    return ETW_OK;
+}
+
 etw_status etw_symbols_finish(etw_profile *p) {
     etw_symbols *y = &p->sym;
     etw_stacktree *t = &p->tree;
@@ -481,6 +582,8 @@ etw_status etw_symbols_finish(etw_profile *p) {
             f->kind = ETW_FRAME_IMAGE;
             f->module = im->name;
             f->offset = f->address - im->base;
+            st = pdb_name(p, f, im);
+            if (st != ETW_OK) return st;
         }
     }
     /* frames of the samples' stacks, with multiplicity: each node counts

@@ -48,12 +48,25 @@ typedef struct etw_rangetab {
     uint64_t *max_end;
 } etw_rangetab;
 
+/* A PDB wanted by the images frames fell in: one per identity (GUID, age,
+ * file name), opened at most once, lazily. */
+struct etw_pdb;
+typedef struct etw_pdbent {
+    etw_guid guid;
+    uint32_t age;
+    uint32_t name;        /* string id of the PdbFileName */
+    struct etw_pdb *pdb;  /* NULL: not found or did not open */
+} etw_pdbent;
+
 typedef struct etw_symbols {
     etw_rangetab images;
     etw_rangetab methods;
     etw_ident *idents;
     size_t nidents, idents_cap;
     etw_idxmap ident_idx;
+    etw_pdbent *pdbs;
+    size_t npdbs, pdbs_cap;
+    etw_idxmap pdb_idx;
     char *buf;            /* scratch: UTF-8 of names */
     size_t buf_cap;
     size_t bytes;
