@@ -200,8 +200,13 @@ typedef struct etw_profile_stats {
     uint64_t stacks_attached;   /* of those: attached to an event */
     uint64_t stacks_orphaned;   /* no event had that timestamp and thread */
     uint64_t attached_by_header_thread; /* matched only through the header thread (Process/Thread events) */
+    uint64_t stacks_on_removed; /* of stacks_attached: their event was removed (an idle sample) */
+    uint64_t clr_stacks;        /* of stack_events: ClrStack/Walk */
+    uint64_t clr_stacks_attached;
+    uint64_t clr_frames_cut;    /* ClrStack/Walk whose FrameCount the payload cannot hold */
     uint64_t key_references;    /* StackKeyKernel/User events */
     uint64_t keys_resolved;     /* of those: their definition was found */
+    uint64_t keys_undefined;    /* of key_references: their key was never defined after them */
     uint64_t kernel_completed;  /* kernel-only fragments completed by a later user stack */
     uint64_t pending_dropped;   /* pending stacks dropped past ETW_PROFILE_MAX_PENDING */
     uint64_t samples;           /* events counted as samples */
@@ -210,6 +215,7 @@ typedef struct etw_profile_stats {
     uint64_t frames;            /* frame occurrences in sample stacks (with multiplicity) */
     uint64_t frames_resolved;   /* of those: resolved to an image, PDB function or JIT method */
     uint32_t pdbs_loaded;
+    uint32_t pdbs_failed;       /* found in a symbol store but did not open (on_diag says why) */
     size_t memory_bytes;        /* what the profile holds now */
 } etw_profile_stats;
 
