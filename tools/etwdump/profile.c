@@ -526,7 +526,7 @@ int cpu_summary(session *s, int json, char **text, size_t *len) {
         }
     }
     sbuf b = {0};
-    if (rc == EXIT_CLEAN) {
+    if (rc == EXIT_CLEAN && ps.samples) { /* no sample selected: nothing to add */
         size_t nm = tally_sorted(&mods), nf = tally_sorted(&fns);
         char num[64];
         if (json) {
