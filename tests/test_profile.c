@@ -135,7 +135,7 @@ static void test_net452(void) {
     fprintf(stderr,
             "net.4.5.2: events %llu stack_events %llu attached %llu orphaned %llu hdr %llu removed %llu clr %llu/%llu "
             "keyrefs %llu resolved %llu undefined %llu kcompleted %llu dropped %llu samples %llu with_stack %llu "
-            "idle %llu frames %llu resolved %llu mem %zu\n",
+            "idle %llu frames %llu resolved %llu pending peak %llu mem %zu\n",
             (unsigned long long)st.events, (unsigned long long)st.stack_events,
             (unsigned long long)st.stacks_attached, (unsigned long long)st.stacks_orphaned,
             (unsigned long long)st.attached_by_header_thread, (unsigned long long)st.stacks_on_removed,
@@ -144,7 +144,8 @@ static void test_net452(void) {
             (unsigned long long)st.keys_undefined, (unsigned long long)st.kernel_completed,
             (unsigned long long)st.pending_dropped, (unsigned long long)st.samples,
             (unsigned long long)st.samples_with_stack, (unsigned long long)st.idle_samples,
-            (unsigned long long)st.frames, (unsigned long long)st.frames_resolved, st.memory_bytes);
+            (unsigned long long)st.frames, (unsigned long long)st.frames_resolved,
+            (unsigned long long)st.pending_peak, st.memory_bytes);
     ETW_CHECK_INT(st.samples, 6320); /* PerfView's CPU sample count */
     ETW_CHECK_INT(st.idle_samples, 79528 - 6320);
     ETW_CHECK_INT(st.key_references, 2061 + 7046);

@@ -209,6 +209,7 @@ typedef struct etw_profile_stats {
     uint64_t keys_undefined;    /* of key_references: their key was never defined after them */
     uint64_t kernel_completed;  /* kernel-only fragments completed by a later user stack */
     uint64_t pending_dropped;   /* pending stacks dropped past ETW_PROFILE_MAX_PENDING */
+    uint64_t pending_peak;      /* the most pending at once */
     uint64_t samples;           /* events counted as samples */
     uint64_t samples_with_stack;
     uint64_t idle_samples;      /* PerfInfo/Sample removed by the idle filter */

@@ -362,6 +362,7 @@ static etw_status pend_new(etw_profile *p, etw_ring_ent *e, uint32_t pid, uint32
     a->age_tail = id + 1;
     if (!a->age_head) a->age_head = id + 1;
     a->live++;
+    if (a->live > p->stats.pending_peak) p->stats.pending_peak = a->live;
     *out = id;
     return ETW_OK;
 }
