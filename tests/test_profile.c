@@ -62,7 +62,7 @@ static void test_tree_interning(void) {
 }
 
 /* Run a whole trace through a profile. */
-static etw_profile *profile_trace(const char *name, int keep, etw_decoder **dec_out) {
+static etw_profile *profile_trace_opt(const char *name, int keep, int no_schema, etw_decoder **dec_out) {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", ETW_TEST_DATA_DIR, name);
     etw_reader_options ro;
@@ -87,7 +87,7 @@ static etw_profile *profile_trace(const char *name, int keep, etw_decoder **dec_
     while ((st = etw_reader_next_ref(r, &ev)) == ETW_OK) {
         const etw_schema *s = NULL;
         if (etw_decoder_learns(d, ev, NULL)) etw_decoder_learn(d, ev);
-        etw_decoder_resolve(d, ev, &s, NULL);
+        if (!no_schema) etw_decoder_resolve(d, ev, &s, NULL);
         etw_status a = etw_profile_add(p, ev, s);
         if (a != ETW_OK) {
             ETW_CHECK_INT(a, ETW_OK);
@@ -99,6 +99,26 @@ static etw_profile *profile_trace(const char *name, int keep, etw_decoder **dec_
     etw_reader_close(r);
     *dec_out = d;
     return p;
+}
+
+static etw_profile *profile_trace(const char *name, int keep, etw_decoder **dec_out) {
+    return profile_trace_opt(name, keep, 0, dec_out);
+}
+
+/* Events given without their schema (allowed): the profile resolves what
+ * it needs and counts the same. */
+static void test_net452_no_schema(void) {
+    etw_decoder *d = NULL;
+    etw_profile *p = profile_trace_opt("net.4.5.2.x64.etl", 0, 1, &d);
+    if (!p) return;
+    etw_profile_stats st;
+    etw_profile_stats_get(p, &st);
+    ETW_CHECK_INT(st.samples, 6320);
+    ETW_CHECK_INT(st.keys_resolved, 9107);
+    ETW_CHECK_INT(st.samples_with_stack, 6318);
+    ETW_CHECK(st.frames_resolved * 1000 >= st.frames * 995);
+    etw_profile_free(p);
+    etw_decoder_free(d);
 }
 
 static uint64_t le(const uint8_t *d, unsigned n) {
@@ -155,6 +175,7 @@ static void test_net452(void) {
     ETW_CHECK_INT(st.clr_stacks, 14983);
     ETW_CHECK_INT(st.clr_stacks_attached, 14983);
     ETW_CHECK_INT(st.pending_dropped, 0);
+    ETW_CHECK_INT(st.samples_with_stack, 6318);
     /* every kernel stack event but one finds its event: a StackKeyUser
      * logged 405 ms (5,500 events) after the event it names, beyond the
      * 2,048-event window (TraceLog's rule drops it too); every CLR stack
@@ -610,6 +631,7 @@ static void test_pdb_frames(void) {
 int main(void) {
     ETW_RUN(test_tree_interning);
     ETW_RUN(test_net452);
+    ETW_RUN(test_net452_no_schema);
     ETW_RUN(test_undefined_keys);
     ETW_RUN(test_defined_key);
     ETW_RUN(test_pending_bound);

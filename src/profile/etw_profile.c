@@ -99,6 +99,9 @@ etw_status etw_profile_add(etw_profile *p, const etw_event *ev, const etw_schema
             return etw_attach_clrstack(p, ev, pid, tid);
         }
     }
+    /* the ids of kernel events come from their payloads: the schema is
+     * needed (resolved here when the caller did not) */
+    if (!s && kernel) etw_decoder_resolve(p->opt.decoder, ev, &s, NULL);
     etw_decoder_event_ids(p->opt.decoder, ev, s, &pid, &tid);
 
     etw_ring_ent e;
