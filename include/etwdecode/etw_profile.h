@@ -200,6 +200,8 @@ typedef struct etw_profile_stats {
     uint64_t stacks_attached;   /* of those: attached to an event */
     uint64_t stacks_orphaned;   /* no event had that timestamp and thread */
     uint64_t attached_by_header_thread; /* matched only through the header thread (Process/Thread events) */
+    uint64_t attached_after_window; /* of stacks_attached: a user stack whose event had left the
+                                     * 2,048-event window, found by its kernel fragment waiting on the thread */
     uint64_t stacks_on_removed; /* of stacks_attached: their event was removed (an idle sample) */
     uint64_t clr_stacks;        /* of stack_events: ClrStack/Walk */
     uint64_t clr_stacks_attached;

@@ -55,6 +55,7 @@ enum { ETW_L_KEY_K = 0, ETW_L_KEY_U = 1, ETW_L_THREAD = 2, ETW_L_AGE = 3, ETW_L_
 /* An event whose stack is not complete yet (TraceLog's IncompleteStack). */
 typedef struct etw_pend {
     uint64_t seq;
+    int64_t qpc;                     /* the event's raw timestamp */
     int64_t time;
     double weight;
     uint64_t kkey, ukey;
