@@ -446,6 +446,39 @@ static void test_defined_key(void) {
     fake_close(&f);
 }
 
+/* A sample's kernel half by key, its user half by key 2,100 events later
+ * (beyond the window): the user key still finds the kernel fragment waiting
+ * on the thread; once both keys are defined the stack is the user frames
+ * (root side) with the kernel frames on the leaf side. */
+static void test_user_half_after_window(void) {
+    fake f;
+    fake_open(&f, 1);
+    add_sample(&f, 3000, 702); /* seq 0 */
+    add_key_ref(&f, 37, 3000, 600, 702, 0xFFFFFA8000003000u);
+    for (int i = 0; i < 2100; i++) add_sample(&f, 4000 + 2 * i, 703);
+    add_key_ref(&f, 38, 3000, 600, 702, 0xFFFFFA8000004000u);
+    add_key_def(&f, 0xFFFFFA8000004000u, 0x7FF700001000u, 2);     /* user: 2 frames */
+    add_key_def(&f, 0xFFFFFA8000003000u, 0xFFFFF80000001000u, 3); /* kernel: 3 frames */
+    ETW_CHECK(etw_profile_finish(f.p) == ETW_OK);
+    etw_profile_stats st;
+    etw_profile_stats_get(f.p, &st);
+    ETW_CHECK_INT(st.stacks_orphaned, 0);
+    ETW_CHECK_INT(st.attached_after_window, 1);
+    ETW_CHECK_INT(st.keys_resolved, 2);
+    ETW_CHECK_INT(st.kernel_completed, 1);
+    uint32_t s = etw_profile_event_stack(f.p, 0);
+    ETW_CHECK_INT(etw_profile_stack_depth(f.p, s), 5);
+    uint64_t want[5] = {0xFFFFF80000001000u, 0xFFFFF80000001010u, 0xFFFFF80000001020u, 0x7FF700001000u,
+                        0x7FF700001010u}; /* innermost first */
+    for (int i = 0; i < 5 && s; i++, s = etw_profile_stack_parent(f.p, s)) {
+        etw_frame_info fi;
+        ETW_CHECK(etw_profile_frame(f.p, etw_profile_stack_frame(f.p, s), &fi) == ETW_OK);
+        ETW_CHECK(fi.address == want[i]);
+        ETW_CHECK_INT(fi.pid, i < 3 ? ETW_PROFILE_KERNEL_PID : 600);
+    }
+    fake_close(&f);
+}
+
 /* More pending stacks than the bound: the oldest are dropped and counted,
  * their samples still counted (without a stack); memory stays bounded. */
 static void test_pending_bound(void) {
@@ -637,6 +670,7 @@ int main(void) {
     ETW_RUN(test_net452_no_schema);
     ETW_RUN(test_undefined_keys);
     ETW_RUN(test_defined_key);
+    ETW_RUN(test_user_half_after_window);
     ETW_RUN(test_pending_bound);
     ETW_RUN(test_clr_frame_count_claim);
     ETW_RUN(test_pdb_frames);
