@@ -261,6 +261,7 @@ static void thread_add(etw_attach *a, uint32_t ti, uint32_t id) {
     etw_pend *x = P(a, id);
     if (x->flags & ETW_PEND_WAITING) return;
     etw_thread_rec *t = &a->threads[ti];
+    x->wait_ti = ti;
     x->next[ETW_L_THREAD] = t->waiting;
     x->prev[ETW_L_THREAD] = 0;
     if (t->waiting) P(a, t->waiting - 1)->prev[ETW_L_THREAD] = id + 1;
@@ -272,11 +273,10 @@ static void thread_unlink(etw_profile *p, uint32_t id) {
     etw_attach *a = &p->att;
     etw_pend *x = P(a, id);
     if (!(x->flags & ETW_PEND_WAITING)) return;
-    if (!x->prev[ETW_L_THREAD]) {
-        uint32_t ti;
-        if (thread_get(p, x->tid, &ti) == ETW_OK && a->threads[ti].waiting == id + 1)
-            a->threads[ti].waiting = x->next[ETW_L_THREAD];
-    }
+    /* the list it is on: the thread of the stack event that put it there
+     * (not necessarily x->tid, when two threads' stacks named one event) */
+    if (!x->prev[ETW_L_THREAD] && a->threads[x->wait_ti].waiting == id + 1)
+        a->threads[x->wait_ti].waiting = x->next[ETW_L_THREAD];
     list_unlink(a, ETW_L_THREAD, id);
     x->flags &= (uint8_t)~ETW_PEND_WAITING;
 }

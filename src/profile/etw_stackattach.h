@@ -64,6 +64,7 @@ typedef struct etw_pend {
     uint32_t user_stack;             /* node, ETW_PEND_NO_STACK until known */
     uint32_t kfrag;                  /* node of t->frags (ETW_PEND_HAS_K) */
     uint32_t gen;
+    uint32_t wait_ti;                /* ETW_PEND_WAITING: the thread record it waits on */
     uint32_t next[ETW_L_COUNT], prev[ETW_L_COUNT]; /* ids + 1, 0: none */
     uint8_t flags;
 } etw_pend;
