@@ -46,12 +46,42 @@ static const etw_guid G_KTC = {0xb3e675d7u, 0x2554, 0x4f18, {0x83, 0x0b, 0x27, 0
 static const etw_guid G_CLR = {0xe13c0d23u, 0xccbc, 0x4e12, {0x93, 0x1b, 0xd9, 0xcc, 0x2e, 0xee, 0x27, 0xe4}};
 static const etw_guid G_PROCESS = {0x3d6fa8d0u, 0xfe05, 0x11d0, {0x9d, 0xda, 0x00, 0xc0, 0x4f, 0xd7, 0xba, 0x7c}};
 
+/* The pending records' lists are consistent: every thread's waiting list
+ * holds live records that know they wait there, linked both ways; the age
+ * list holds every live record once. */
+static void check_lists(const etw_profile *p) {
+    const etw_attach *a = &p->att;
+    uint32_t waiting = 0;
+    for (uint32_t ti = 0; ti < a->nthreads; ti++) {
+        uint32_t prev = 0, n = 0;
+        for (uint32_t it = a->threads[ti].waiting; it; it = a->pends[it - 1].next[ETW_L_THREAD]) {
+            const etw_pend *x = &a->pends[it - 1];
+            FUZZ_ASSERT(it <= a->npends);
+            FUZZ_ASSERT((x->flags & (ETW_PEND_LIVE | ETW_PEND_WAITING)) == (ETW_PEND_LIVE | ETW_PEND_WAITING));
+            FUZZ_ASSERT(x->wait_ti == ti);
+            FUZZ_ASSERT(x->prev[ETW_L_THREAD] == prev);
+            prev = it;
+            FUZZ_ASSERT(++n <= a->npends);
+        }
+        waiting += n;
+    }
+    uint32_t live = 0, w = 0;
+    for (uint32_t it = a->age_head; it; it = a->pends[it - 1].next[ETW_L_AGE]) {
+        FUZZ_ASSERT(a->pends[it - 1].flags & ETW_PEND_LIVE);
+        if (a->pends[it - 1].flags & ETW_PEND_WAITING) w++;
+        FUZZ_ASSERT(++live <= a->npends);
+    }
+    FUZZ_ASSERT(live == a->live);
+    FUZZ_ASSERT(w == waiting);
+}
+
 static void add(etw_profile *p, etw_decoder *d, const etw_event *ev) {
     const etw_schema *s = NULL;
     etw_decoder_resolve(d, ev, &s, NULL);
     etw_status st = etw_profile_add(p, ev, s);
     FUZZ_ASSERT(st == ETW_OK);
     FUZZ_ASSERT(p->att.live <= p->att.max_pending);
+    if (p->att.npends <= 64) check_lists(p);
 }
 
 static void check(etw_profile *p) {
@@ -163,6 +193,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
     }
     FUZZ_ASSERT(etw_profile_finish(p) == ETW_OK);
+    FUZZ_ASSERT(p->att.live == 0);
     check(p);
     etw_profile_free(p);
     etw_decoder_free(d);

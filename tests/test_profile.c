@@ -62,7 +62,7 @@ static void test_tree_interning(void) {
 }
 
 /* Run a whole trace through a profile. */
-static etw_profile *profile_trace(const char *name, int keep, etw_decoder **dec_out) {
+static etw_profile *profile_trace_opt(const char *name, int keep, int no_schema, etw_decoder **dec_out) {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", ETW_TEST_DATA_DIR, name);
     etw_reader_options ro;
@@ -87,7 +87,7 @@ static etw_profile *profile_trace(const char *name, int keep, etw_decoder **dec_
     while ((st = etw_reader_next_ref(r, &ev)) == ETW_OK) {
         const etw_schema *s = NULL;
         if (etw_decoder_learns(d, ev, NULL)) etw_decoder_learn(d, ev);
-        etw_decoder_resolve(d, ev, &s, NULL);
+        if (!no_schema) etw_decoder_resolve(d, ev, &s, NULL);
         etw_status a = etw_profile_add(p, ev, s);
         if (a != ETW_OK) {
             ETW_CHECK_INT(a, ETW_OK);
@@ -99,6 +99,26 @@ static etw_profile *profile_trace(const char *name, int keep, etw_decoder **dec_
     etw_reader_close(r);
     *dec_out = d;
     return p;
+}
+
+static etw_profile *profile_trace(const char *name, int keep, etw_decoder **dec_out) {
+    return profile_trace_opt(name, keep, 0, dec_out);
+}
+
+/* Events given without their schema (allowed): the profile resolves what
+ * it needs and counts the same. */
+static void test_net452_no_schema(void) {
+    etw_decoder *d = NULL;
+    etw_profile *p = profile_trace_opt("net.4.5.2.x64.etl", 0, 1, &d);
+    if (!p) return;
+    etw_profile_stats st;
+    etw_profile_stats_get(p, &st);
+    ETW_CHECK_INT(st.samples, 6320);
+    ETW_CHECK_INT(st.keys_resolved, 9107);
+    ETW_CHECK_INT(st.samples_with_stack, 6318);
+    ETW_CHECK(st.frames_resolved * 1000 >= st.frames * 995);
+    etw_profile_free(p);
+    etw_decoder_free(d);
 }
 
 static uint64_t le(const uint8_t *d, unsigned n) {
@@ -155,12 +175,16 @@ static void test_net452(void) {
     ETW_CHECK_INT(st.clr_stacks, 14983);
     ETW_CHECK_INT(st.clr_stacks_attached, 14983);
     ETW_CHECK_INT(st.pending_dropped, 0);
-    /* every kernel stack event but one finds its event: a StackKeyUser
+    ETW_CHECK_INT(st.samples_with_stack, 6318);
+    /* every stack event finds its event: all 9,359 kernel ones (below),
+     * the 14,983 CLR ones and the 655 extended items. One StackKeyUser is
      * logged 405 ms (5,500 events) after the event it names, beyond the
-     * 2,048-event window (TraceLog's rule drops it too); every CLR stack
-     * and extended-item stack is attached */
-    ETW_CHECK_INT(st.stacks_orphaned, 1);
-    ETW_CHECK_INT(st.stacks_attached, st.stack_events - 1);
+     * 2,048-event window: it finds the event's kernel fragment waiting on
+     * its thread (TraceLog drops it) */
+    ETW_CHECK_INT(st.stacks_orphaned, 0);
+    ETW_CHECK_INT(st.stacks_attached, st.stack_events);
+    ETW_CHECK_INT(st.attached_after_window, 1);
+    ETW_CHECK_INT(st.stack_events, 9359 + 14983 + 655);
     ETW_CHECK(st.frames_resolved * 1000 >= st.frames * 995);
 
     /* second pass: the events as the profile numbered them */
@@ -422,6 +446,39 @@ static void test_defined_key(void) {
     fake_close(&f);
 }
 
+/* A sample's kernel half by key, its user half by key 2,100 events later
+ * (beyond the window): the user key still finds the kernel fragment waiting
+ * on the thread; once both keys are defined the stack is the user frames
+ * (root side) with the kernel frames on the leaf side. */
+static void test_user_half_after_window(void) {
+    fake f;
+    fake_open(&f, 1);
+    add_sample(&f, 3000, 702); /* seq 0 */
+    add_key_ref(&f, 37, 3000, 600, 702, 0xFFFFFA8000003000u);
+    for (int i = 0; i < 2100; i++) add_sample(&f, 4000 + 2 * i, 703);
+    add_key_ref(&f, 38, 3000, 600, 702, 0xFFFFFA8000004000u);
+    add_key_def(&f, 0xFFFFFA8000004000u, 0x7FF700001000u, 2);     /* user: 2 frames */
+    add_key_def(&f, 0xFFFFFA8000003000u, 0xFFFFF80000001000u, 3); /* kernel: 3 frames */
+    ETW_CHECK(etw_profile_finish(f.p) == ETW_OK);
+    etw_profile_stats st;
+    etw_profile_stats_get(f.p, &st);
+    ETW_CHECK_INT(st.stacks_orphaned, 0);
+    ETW_CHECK_INT(st.attached_after_window, 1);
+    ETW_CHECK_INT(st.keys_resolved, 2);
+    ETW_CHECK_INT(st.kernel_completed, 1);
+    uint32_t s = etw_profile_event_stack(f.p, 0);
+    ETW_CHECK_INT(etw_profile_stack_depth(f.p, s), 5);
+    uint64_t want[5] = {0xFFFFF80000001000u, 0xFFFFF80000001010u, 0xFFFFF80000001020u, 0x7FF700001000u,
+                        0x7FF700001010u}; /* innermost first */
+    for (int i = 0; i < 5 && s; i++, s = etw_profile_stack_parent(f.p, s)) {
+        etw_frame_info fi;
+        ETW_CHECK(etw_profile_frame(f.p, etw_profile_stack_frame(f.p, s), &fi) == ETW_OK);
+        ETW_CHECK(fi.address == want[i]);
+        ETW_CHECK_INT(fi.pid, i < 3 ? ETW_PROFILE_KERNEL_PID : 600);
+    }
+    fake_close(&f);
+}
+
 /* More pending stacks than the bound: the oldest are dropped and counted,
  * their samples still counted (without a stack); memory stays bounded. */
 static void test_pending_bound(void) {
@@ -610,8 +667,10 @@ static void test_pdb_frames(void) {
 int main(void) {
     ETW_RUN(test_tree_interning);
     ETW_RUN(test_net452);
+    ETW_RUN(test_net452_no_schema);
     ETW_RUN(test_undefined_keys);
     ETW_RUN(test_defined_key);
+    ETW_RUN(test_user_half_after_window);
     ETW_RUN(test_pending_bound);
     ETW_RUN(test_clr_frame_count_claim);
     ETW_RUN(test_pdb_frames);

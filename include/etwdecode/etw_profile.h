@@ -112,10 +112,11 @@ typedef struct etw_frame_info {
 size_t etw_frame_label(const etw_frame_info *f, char *buf, size_t n);
 
 /* Decide whether an event is a sample, and its weight. Called for every
- * event added (after the profile has read what it needs from it); return 1
- * and set *weight to count ev, 0 to skip it. s is ev's schema (may be NULL);
- * pid/tid are the event's process and thread as etw_decoder_event_ids()
- * gives them. */
+ * event added but the stack events themselves (StackWalk, ClrStack/Walk),
+ * KernelTraceControl's symbol events and the idle PerfInfo/Samples the
+ * filter removes; return 1 and set *weight to count ev, 0 to skip it. s is
+ * ev's schema (may be NULL); pid/tid are the event's process and thread as
+ * etw_decoder_event_ids() gives them. */
 typedef int (*etw_profile_sample_fn)(void *ctx, const etw_event *ev, const etw_schema *s,
                                      uint32_t pid, uint32_t tid, double *weight);
 
@@ -200,6 +201,8 @@ typedef struct etw_profile_stats {
     uint64_t stacks_attached;   /* of those: attached to an event */
     uint64_t stacks_orphaned;   /* no event had that timestamp and thread */
     uint64_t attached_by_header_thread; /* matched only through the header thread (Process/Thread events) */
+    uint64_t attached_after_window; /* of stacks_attached: a user stack whose event had left the
+                                     * 2,048-event window, found by its kernel fragment waiting on the thread */
     uint64_t stacks_on_removed; /* of stacks_attached: their event was removed (an idle sample) */
     uint64_t clr_stacks;        /* of stack_events: ClrStack/Walk */
     uint64_t clr_stacks_attached;

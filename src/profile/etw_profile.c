@@ -26,6 +26,7 @@ static int guid_is(const etw_guid *g, uint32_t d1, uint16_t d2, uint16_t d3, uin
 #define G_CLR 0xe13c0d23u, 0xccbc, 0x4e12, 0x931bd9cc2eee27e4ull
 #define G_CLR_RUNDOWN 0xa669021cu, 0xc450, 0x4609, 0xa0355af59af4df18ull
 #define G_CLR_PRIVATE 0x763fd754u, 0x7086, 0x4dfe, 0x95ebc01a46faf4caull
+#define G_KERNEL_PROCESS 0x22fb2cd6u, 0x0e7b, 0x422b, 0xa0c72fad1fd0e716ull
 #define G_EVENTTRACING 0xb675ec37u, 0xbdb6, 0x4648, 0xbc92f3fdc74d3ca2ull
 
 void etw_profile_diag(etw_profile *p, etw_status st, const char *msg) {
@@ -98,6 +99,9 @@ etw_status etw_profile_add(etw_profile *p, const etw_event *ev, const etw_schema
             return etw_attach_clrstack(p, ev, pid, tid);
         }
     }
+    /* the ids of kernel events come from their payloads: the schema is
+     * needed (resolved here when the caller did not) */
+    if (!s && kernel) etw_decoder_resolve(p->opt.decoder, ev, &s, NULL);
     etw_decoder_event_ids(p->opt.decoder, ev, s, &pid, &tid);
 
     etw_ring_ent e;
@@ -159,6 +163,8 @@ etw_status etw_profile_add(etw_profile *p, const etw_event *ev, const etw_schema
     if (kernel ? (guid_is(g, G_IMAGE) || guid_is(g, G_PROCESS))
                : (is_clr || guid_is(g, G_CLR_RUNDOWN)))
         st = etw_symbols_event(p, ev, s, 0);
+    else if (!kernel && (ev->id == 1 || ev->id == 15) && guid_is(g, G_KERNEL_PROCESS))
+        st = etw_symbols_kernel_process(p, ev, s);
     return st;
 }
 

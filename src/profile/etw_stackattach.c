@@ -261,6 +261,7 @@ static void thread_add(etw_attach *a, uint32_t ti, uint32_t id) {
     etw_pend *x = P(a, id);
     if (x->flags & ETW_PEND_WAITING) return;
     etw_thread_rec *t = &a->threads[ti];
+    x->wait_ti = ti;
     x->next[ETW_L_THREAD] = t->waiting;
     x->prev[ETW_L_THREAD] = 0;
     if (t->waiting) P(a, t->waiting - 1)->prev[ETW_L_THREAD] = id + 1;
@@ -272,11 +273,10 @@ static void thread_unlink(etw_profile *p, uint32_t id) {
     etw_attach *a = &p->att;
     etw_pend *x = P(a, id);
     if (!(x->flags & ETW_PEND_WAITING)) return;
-    if (!x->prev[ETW_L_THREAD]) {
-        uint32_t ti;
-        if (thread_get(p, x->tid, &ti) == ETW_OK && a->threads[ti].waiting == id + 1)
-            a->threads[ti].waiting = x->next[ETW_L_THREAD];
-    }
+    /* the list it is on: the thread of the stack event that put it there
+     * (not necessarily x->tid, when two threads' stacks named one event) */
+    if (!x->prev[ETW_L_THREAD] && a->threads[x->wait_ti].waiting == id + 1)
+        a->threads[x->wait_ti].waiting = x->next[ETW_L_THREAD];
     list_unlink(a, ETW_L_THREAD, id);
     x->flags &= (uint8_t)~ETW_PEND_WAITING;
 }
@@ -343,6 +343,7 @@ static etw_status pend_new(etw_profile *p, etw_ring_ent *e, uint32_t pid, uint32
     x->gen = gen;
     x->flags = ETW_PEND_LIVE;
     x->seq = e->seq;
+    x->qpc = e->qpc;
     x->time = e->time;
     x->weight = e->weight;
     x->pid = pid;
@@ -371,12 +372,14 @@ static etw_status pend_new(etw_profile *p, etw_ring_ent *e, uint32_t pid, uint32
  * event a stack event names. *id ETW_NO_ID when there is none to fill (no
  * such event: orphaned; or the event was removed). */
 static etw_status target_for(etw_profile *p, int64_t qpc, uint32_t pid, uint32_t tid, uint16_t cpu,
-                             uint32_t *id) {
+                             uint32_t *id, int *orphan) {
     etw_attach *a = &p->att;
     *id = ETW_NO_ID;
+    *orphan = 0;
     uint32_t slot = ring_best(a, qpc, tid, cpu);
     if (slot == ETW_NO_ID) {
         p->stats.stacks_orphaned++;
+        *orphan = 1;
         return ETW_OK;
     }
     etw_ring_ent *e = &a->ring[slot];
@@ -394,6 +397,13 @@ static etw_status target_for(etw_profile *p, int64_t qpc, uint32_t pid, uint32_t
         }
     }
     return pend_new(p, e, pid, tid, id);
+}
+
+/* A stack whose event left the ring found it waiting on its thread. */
+static void found_waiting(etw_profile *p) {
+    p->stats.stacks_orphaned--;
+    p->stats.stacks_attached++;
+    p->stats.attached_after_window++;
 }
 
 /* ---- completing a stack (TraceLog's IncompleteStack methods) ------------- */
@@ -495,9 +505,10 @@ static etw_status log_user_key(etw_profile *p, uint32_t id, uint64_t key) {
 /* EmitStackOnExitFromKernel: a user stack (or key) completes every kernel
  * fragment waiting on the thread. *found: target was among them. */
 static etw_status exit_from_kernel(etw_profile *p, uint32_t ti, int by_key, uint32_t stack, uint64_t key,
-                                   uint32_t target, int *found) {
+                                   uint32_t target, int *found, int64_t qpc, int *qpc_found) {
     etw_attach *a = &p->att;
     *found = 0;
+    if (qpc_found) *qpc_found = 0;
     uint32_t it = a->threads[ti].waiting;
     a->threads[ti].waiting = 0;
     while (it) {
@@ -507,6 +518,7 @@ static etw_status exit_from_kernel(etw_profile *p, uint32_t ti, int by_key, uint
         x->next[ETW_L_THREAD] = x->prev[ETW_L_THREAD] = 0;
         x->flags &= (uint8_t)~ETW_PEND_WAITING;
         if (id == target) *found = 1;
+        if (qpc_found && x->qpc == qpc) *qpc_found = 1;
         p->stats.kernel_completed++;
         etw_status st = by_key ? log_user_key(p, id, key) : log_user_stack(p, id, stack);
         if (st != ETW_OK) return st;
@@ -587,7 +599,8 @@ etw_status etw_attach_stackwalk(etw_profile *p, const etw_event *ev) {
         uint32_t pid = etw_le32(d + 8), tid = etw_le32(d + 12);
         size_t n = (len - 16) / ptr;
         uint32_t id;
-        st = target_for(p, ts, pid, tid, ev->cpu, &id);
+        int orphan;
+        st = target_for(p, ts, pid, tid, ev->cpu, &id, &orphan);
         if (st != ETW_OK || n == 0) return st;
         st = read_addrs(p, d + 16, n, ptr);
         if (st != ETW_OK) return st;
@@ -610,9 +623,11 @@ etw_status etw_attach_stackwalk(etw_profile *p, const etw_event *ev) {
         int64_t last_exit = a->threads[ti].last_exit_qpc;
         int logged = 0;
         if (a->addrs[0] < kmin) { /* starts in user mode: the thread left the kernel here */
-            st = exit_from_kernel(p, ti, 0, stack, 0, id, &logged);
+            int waiting_found;
+            st = exit_from_kernel(p, ti, 0, stack, 0, id, &logged, ts, &waiting_found);
             if (st != ETW_OK) return st;
             a->threads[ti].last_exit_qpc = ev->raw_timestamp;
+            if (orphan && waiting_found) found_waiting(p);
         }
         if (!logged && id != ETW_NO_ID && ts >= last_exit) return log_user_stack(p, id, stack);
         return ETW_OK;
@@ -628,9 +643,23 @@ etw_status etw_attach_stackwalk(etw_profile *p, const etw_event *ev) {
         st = keyref(p, ev->opcode == 38, key, 1);
         if (st != ETW_OK) return st;
         uint32_t id;
-        st = target_for(p, ts, pid, tid, ev->cpu, &id);
-        if (st != ETW_OK || id == ETW_NO_ID) return st;
+        int orphan;
+        st = target_for(p, ts, pid, tid, ev->cpu, &id, &orphan);
+        if (st != ETW_OK) return st;
         uint32_t ti;
+        if (id == ETW_NO_ID) {
+            if (!orphan || ev->opcode != 38) return ETW_OK;
+            /* its event left the window: a kernel fragment of it may still
+             * wait on the thread, and this user stack is where the thread
+             * left the kernel (TraceLog drops it and leaves the fragments
+             * to the thread's next user stack) */
+            st = thread_get(p, tid, &ti);
+            if (st != ETW_OK) return st;
+            int found, waiting_found;
+            st = exit_from_kernel(p, ti, 1, 0, key, ETW_NO_ID, &found, ts, &waiting_found);
+            if (st == ETW_OK && waiting_found) found_waiting(p);
+            return st;
+        }
         st = thread_get(p, tid, &ti);
         if (st != ETW_OK) return st;
         if (ev->opcode == 37) {
@@ -641,7 +670,7 @@ etw_status etw_attach_stackwalk(etw_profile *p, const etw_event *ev) {
             return ETW_OK;
         }
         int found;
-        st = exit_from_kernel(p, ti, 1, 0, key, id, &found);
+        st = exit_from_kernel(p, ti, 1, 0, key, id, &found, 0, NULL);
         if (st != ETW_OK) return st;
         if (!found) st = log_user_key(p, id, key);
         return st;
@@ -767,7 +796,7 @@ etw_status etw_attach_ext(etw_profile *p, const etw_event *ev, uint32_t slot, co
         p->stats.stacks_attached++;
         if (user_exit_event) { /* Kernel-EventTracing's user stack on leaving the kernel */
             int found;
-            st = exit_from_kernel(p, ti, 0, stack, 0, ETW_NO_ID, &found);
+            st = exit_from_kernel(p, ti, 0, stack, 0, ETW_NO_ID, &found, 0, NULL);
             a->threads[ti].last_exit_qpc = ev->raw_timestamp;
             if (st != ETW_OK) return st;
             continue;
@@ -798,7 +827,7 @@ etw_status etw_attach_finish(etw_profile *p) {
      * alone (TraceLog completes them with the thread's root) */
     for (uint32_t ti = 0; ti < a->nthreads; ti++) {
         int found;
-        st = exit_from_kernel(p, ti, 0, ETW_STACK_NONE, 0, ETW_NO_ID, &found);
+        st = exit_from_kernel(p, ti, 0, ETW_STACK_NONE, 0, ETW_NO_ID, &found, 0, NULL);
         if (st != ETW_OK) return st;
     }
     /* references to keys never defined */

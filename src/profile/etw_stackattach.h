@@ -55,6 +55,7 @@ enum { ETW_L_KEY_K = 0, ETW_L_KEY_U = 1, ETW_L_THREAD = 2, ETW_L_AGE = 3, ETW_L_
 /* An event whose stack is not complete yet (TraceLog's IncompleteStack). */
 typedef struct etw_pend {
     uint64_t seq;
+    int64_t qpc;                     /* the event's raw timestamp */
     int64_t time;
     double weight;
     uint64_t kkey, ukey;
@@ -63,6 +64,7 @@ typedef struct etw_pend {
     uint32_t user_stack;             /* node, ETW_PEND_NO_STACK until known */
     uint32_t kfrag;                  /* node of t->frags (ETW_PEND_HAS_K) */
     uint32_t gen;
+    uint32_t wait_ti;                /* ETW_PEND_WAITING: the thread record it waits on */
     uint32_t next[ETW_L_COUNT], prev[ETW_L_COUNT]; /* ids + 1, 0: none */
     uint8_t flags;
 } etw_pend;

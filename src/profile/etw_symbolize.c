@@ -288,6 +288,18 @@ static etw_status process_event(etw_profile *p, const etw_event *ev, const etw_s
     return etw_stacktree_set_process(&p->tree, pid, name, len);
 }
 
+etw_status etw_symbols_kernel_process(etw_profile *p, const etw_event *ev, const etw_schema *s) {
+    field f[] = {{"ProcessID", 0, 0, 0, 0}, {"ImageName", 0, 0, 0, 0}};
+    if (!get_fields(p, ev, s, f, 2) || !f[0].found || !f[1].found) return ETW_OK;
+    uint32_t pid = (uint32_t)fu(&f[0]);
+    if (etw_stacktree_process(&p->tree, pid)) return ETW_OK; /* the kernel's own name wins */
+    size_t len;
+    const char *name = fstr(p, &f[1], &len);
+    basename_of(&name, &len); /* a full path: the kernel's ImageFileName is the file name */
+    if (!len) return ETW_OK;
+    return etw_stacktree_set_process(&p->tree, pid, name, len);
+}
+
 static etw_status ktc_event(etw_profile *p, const etw_event *ev, const etw_schema *s) {
     if (ev->opcode == 0) { /* ImageID */
         field f[] = {{"ImageBase", 0, 0, 0, 0}, {"ImageSize", 0, 0, 0, 0}, {"ProcessId", 0, 0, 0, 0},

@@ -85,6 +85,11 @@ void etw_symbols_free(struct etw_profile *p);
  * KernelTraceControl ImageID events (ktc 1), CLR method events. */
 etw_status etw_symbols_event(struct etw_profile *p, const etw_event *ev, const etw_schema *s, int ktc);
 
+/* Microsoft-Windows-Kernel-Process ProcessStart (1) / ProcessRundown (15):
+ * a process name when the kernel's Process events give none (decoded by
+ * whatever schema the decoder has for them). */
+etw_status etw_symbols_kernel_process(struct etw_profile *p, const etw_event *ev, const etw_schema *s);
+
 /* Resolve every frame; count the sample frames resolved. */
 etw_status etw_symbols_finish(struct etw_profile *p);
 
