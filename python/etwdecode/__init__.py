@@ -141,7 +141,7 @@ def profile(path, *, event=None, weight=None, symbols=None, file_order=False,
     Samples are the kernel's CPU samples (PerfInfo/Sample, PerfView's idle
     filter) of the selected processes, threads and time (filters: pid=,
     tid=, since=, until=, ... as open()); with event=, the selected events
-    (any event with a stack) instead, each weighing 1 or its payload field
+    instead (one without a stack: stack 0, no frames), each weighing 1 or its payload field
     ``weight`` (events without it are left out). symbols: local symbol
     stores for PDB names."""
     import pandas
