@@ -224,6 +224,42 @@ check(fx_total == len(kept), "Firefox sample weights sum to the folded total (%s
 check(any("System.DateTime.GetDatePart" in s for th in threads for s in th.get("stringArray", [])),
       "GetDatePart is a Firefox function name")
 
+# --- the three formats tell the same profile ---------------------------------------
+def safe(name):
+    """folded's replacements (the format has no escapes)."""
+    return "".join(":" if c == ";" else "?" if ord(c) < 0x20 or c == "\x7f" else c for c in name)
+
+
+def fold_key(proc, pid, tid, names):
+    return ";".join(["%s (%s)" % (safe(proc), pid), "thread (%s)" % tid] + [safe(n) for n in names])
+
+
+want = {}
+for fr, c in rows:
+    want[";".join(fr)] = want.get(";".join(fr), 0) + c
+got_ss = {}
+for p in profiles:
+    m = re.fullmatch(r"(.*) \((-?\d+)\) thread \((-?\d+)\)", p["name"])
+    check(m is not None, "speedscope profile name 'PROCESS (pid) thread (tid)': %r" % p["name"])
+    if not m:
+        continue
+    for st, w in zip(p["samples"], p["weights"]):
+        k = fold_key(m.group(1), m.group(2), m.group(3), [frames[i]["name"] for i in st])
+        got_ss[k] = got_ss.get(k, 0) + w
+check(got_ss == want, "speedscope's stacks and weights are folded's (%d vs %d stacks)" % (len(got_ss), len(want)))
+got_fx = {}
+for th in threads:
+    strings, st, fr, fu, sm = (th["stringArray"], th["stackTable"], th["frameTable"], th["funcTable"],
+                               th["samples"])
+    for s_, w in zip(sm["stack"], sm["weight"]):
+        names = []
+        while s_ is not None:
+            names.append(strings[fu["name"][fr["func"][st["frame"][s_]]]])
+            s_ = st["prefix"][s_]
+        k = fold_key(th["processName"], th["pid"], th["tid"], names[::-1])
+        got_fx[k] = got_fx.get(k, 0) + w
+check(got_fx == want, "Firefox's stacks and weights are folded's (%d vs %d stacks)" % (len(got_fx), len(want)))
+
 # --- --stacks ---------------------------------------------------------------------
 rc, evs, err = events("--stacks", NET)
 check(rc == 0, "--stacks exits 0: %s" % err[:300])
