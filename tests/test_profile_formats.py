@@ -121,6 +121,12 @@ def num(v):
 
 check(rc == 0 and sum(c for _, c in rows_w) == sum(num(e["fields"]["ImageSize"]) for e in loads),
       "--weight ImageSize: the sizes summed")
+GC = os.path.join(DATA, "gcevents.etl")
+rc, ticks, _ = events("--event", "GC/AllocationTick", GC)
+rc, rows_gc, err = folded("--event", "GC/AllocationTick", "--weight", "AllocationAmount", GC)
+check(rc == 0 and ticks and sum(c for _, c in rows_gc) == sum(num(e["fields"]["AllocationAmount"]) for e in ticks),
+      "--event GC/AllocationTick --weight AllocationAmount: the bytes the events say (%s)" %
+      sum(c for _, c in rows_gc))
 rc, _, err = run("--profile", "folded", "--weight", "ImageSize", NET)
 check(rc == 2 and "--event" in err, "--weight without --event is a usage error")
 rc, _, err = run("--profile", "pprof", NET)
