@@ -215,8 +215,10 @@ static int sample_cmp(const void *x, const void *y) {
     return a->index < b->index ? -1 : a->index > b->index;
 }
 
+/* What the formats can show: flamegraph.pl reads no sign, speedscope sums
+ * weights into widths; negative and non-finite weights count 0. */
 static double finite_weight(double w) {
-    return isfinite(w) ? w : 0.0;
+    return isfinite(w) && w > 0 ? w : 0.0;
 }
 
 /* Names of every frame: frame id -> name id. */
