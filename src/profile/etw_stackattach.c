@@ -75,6 +75,7 @@ void etw_attach_free(etw_profile *p) {
     etw_idx_free(&a->keys[1], al);
     etw_free(al, a->refs);
     etw_idx_free(&a->ref_idx, al);
+    for (uint32_t i = 0; i < a->nthreads; i++) etw_pathcache_free(&p->tree, &a->threads[i].clr_path);
     etw_free(al, a->threads);
     etw_idx_free(&a->thread_idx, al);
     etw_free(al, a->evs);
@@ -745,9 +746,11 @@ etw_status etw_attach_clrstack(etw_profile *p, const etw_event *ev, uint32_t pid
         if (n == 0) return ETW_OK;
         etw_status st = read_addrs(p, ev->user_data + 8, n, ptr);
         if (st != ETW_OK) return st;
-        uint32_t stack;
-        st = etw_stacktree_push_leaf_first(&p->tree, &p->tree.stacks, ETW_STACK_NONE, pid, a->addrs, n,
-                                           kernel_min(ptr), ev->raw_timestamp, &stack);
+        uint32_t ti, stack;
+        st = thread_get(p, tid, &ti);
+        if (st != ETW_OK) return st;
+        st = etw_stacktree_push_cached(&p->tree, &a->threads[ti].clr_path, pid, a->addrs, n, kernel_min(ptr),
+                                       ev->raw_timestamp, &stack);
         if (st != ETW_OK) return st;
         int is_sample = (e->flags & (ETW_RING_SAMPLE | ETW_RING_OWNED)) == ETW_RING_SAMPLE;
         if (is_sample) e->flags |= ETW_RING_OWNED;

@@ -73,6 +73,7 @@ typedef struct etw_thread_rec {
     uint32_t tid;
     uint32_t waiting;         /* head of the kernel fragments' list, id + 1 */
     int64_t last_exit_qpc;    /* when a user stack last completed them */
+    etw_pathcache clr_path;   /* its last ClrStack/Walk stack */
 } etw_thread_rec;
 
 /* event -> stack, 12 bytes */

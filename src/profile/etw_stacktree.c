@@ -289,6 +289,59 @@ etw_status etw_stacktree_push_leaf_first(etw_stacktree *t, etw_nodetab *nt, uint
     return ETW_OK;
 }
 
+void etw_pathcache_free(etw_stacktree *t, etw_pathcache *c) {
+    etw_free(&t->alloc, c->addr);
+    etw_free(&t->alloc, c->node);
+    memset(c, 0, sizeof *c);
+}
+
+etw_status etw_stacktree_push_cached(etw_stacktree *t, etw_pathcache *c, uint32_t pid, const uint64_t *addr,
+                                     size_t n, uint64_t kernel_min, int64_t raw_time, uint32_t *node) {
+    if (n > UINT32_MAX - 1) return ETW_E_LIMIT;
+    if (n > c->cap) { /* room for this stack's path: allocate only when deeper than ever */
+        size_t cap = c->cap < 64 ? 64 : c->cap;
+        while (cap < n) cap *= 2;
+        uint64_t *na = etw_calloc(&t->alloc, cap, sizeof *na);
+        uint32_t *nn = etw_calloc(&t->alloc, cap, sizeof *nn);
+        if (!na || !nn) {
+            etw_free(&t->alloc, na);
+            etw_free(&t->alloc, nn);
+            return ETW_E_NOMEM;
+        }
+        if (c->n) {
+            memcpy(na, c->addr, c->n * sizeof *na);
+            memcpy(nn, c->node, c->n * sizeof *nn);
+        }
+        etw_free(&t->alloc, c->addr);
+        etw_free(&t->alloc, c->node);
+        t->bytes += (cap - c->cap) * (sizeof *na + sizeof *nn);
+        c->addr = na;
+        c->node = nn;
+        c->cap = (uint32_t)cap;
+    }
+    size_t k = 0;
+    if (c->pid == pid && c->kernel_min == kernel_min)
+        while (k < c->n && k < n && c->addr[k] == addr[n - 1 - k]) k++;
+    uint32_t cur = k ? c->node[k - 1] : ETW_STACK_NONE;
+    c->pid = pid;
+    c->kernel_min = kernel_min;
+    c->n = (uint32_t)k;
+    for (size_t i = k; i < n; i++) {
+        uint64_t a = addr[n - 1 - i];
+        uint32_t space = a >= kernel_min ? ETW_PROFILE_KERNEL_PID : pid;
+        uint32_t f;
+        etw_status st = etw_stacktree_frame(t, space, a, raw_time, &f);
+        if (st != ETW_OK) return st;
+        st = etw_nodetab_child(t, &t->stacks, cur, f, &cur);
+        if (st != ETW_OK) return st;
+        c->addr[i] = a;
+        c->node[i] = cur;
+        c->n = (uint32_t)(i + 1);
+    }
+    *node = cur;
+    return ETW_OK;
+}
+
 typedef struct sample_key {
     const etw_stacktree *t;
     uint32_t pid, tid, stack;

@@ -126,6 +126,23 @@ etw_status etw_stacktree_push_leaf_first(etw_stacktree *t, etw_nodetab *nt, uint
                                          const uint64_t *addr, size_t n, uint64_t kernel_min,
                                          int64_t raw_time, uint32_t *node);
 
+/* The last stack interned for one thread, root first: the next stack of
+ * that thread usually shares most of its root side (a CLR stack walk per
+ * allocation tick of a loop), and that part needs no lookup. */
+typedef struct etw_pathcache {
+    uint64_t *addr;   /* root first */
+    uint32_t *node;   /* node[i]: the stack of addr[0..i] */
+    uint32_t n, cap;
+    uint32_t pid;
+    uint64_t kernel_min;
+} etw_pathcache;
+
+/* etw_stacktree_push_leaf_first on t->stacks from the empty stack, reusing
+ * the root-side frames this thread's previous stack shares. */
+etw_status etw_stacktree_push_cached(etw_stacktree *t, etw_pathcache *c, uint32_t pid, const uint64_t *addr,
+                                     size_t n, uint64_t kernel_min, int64_t raw_time, uint32_t *node);
+void etw_pathcache_free(etw_stacktree *t, etw_pathcache *c);
+
 /* Count one sample of weight w at time (FILETIME) for (pid, tid, stack). */
 etw_status etw_stacktree_sample(etw_stacktree *t, uint32_t pid, uint32_t tid, uint32_t stack,
                                 double w, int64_t time);
