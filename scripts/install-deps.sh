@@ -8,7 +8,8 @@ packages=(
   clang libclang-rt-14-dev     # sanitizer and libFuzzer builds
   libxxhash-dev                # schema-cache key hashing
   libexpat1-dev                # instrumentation manifests (XML)
-  llvm-14 lld-14               # test DLLs from WEVT blobs (tests/make_wevt_dlls.sh)
+  llvm-14 lld-14               # test DLLs from WEVT blobs (tests/make_wevt_dlls.sh); llvm-pdbutil-14,
+                               # the oracle of tests/test_pdb.py, and its lld-link PDB sample
   python3                      # end-to-end tests and the baseline comparison
   bsdutils                     # script(1): the progress-line test under a pseudo-terminal
   python3-dev python3-setuptools python3-pip   # the Python package (python/): build, pip install

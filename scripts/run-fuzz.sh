@@ -28,12 +28,14 @@ artifacts=${FUZZ_ARTIFACTS:-$build/artifacts}
 # ETW event is at most 64 KB. Inputs that are whole trace files get 262144:
 # four buffers of 64 KB, the usual BufferSize, so a mutated trace can hold
 # several full buffers. fuzz_text formats values of at most a few KB: 4096.
-# fuzz_pe reads whole DLLs, or raw message tables: 65536.
+# fuzz_pe reads whole DLLs, or raw message tables: 65536. fuzz_pdb reads
+# whole PDBs (the seeds are 7 KB of 512-byte pages): 65536, 128 such pages.
 max_len_for() {
   case "$1" in
     fuzz_reader | fuzz_etwdump | fuzz_render) echo 262144 ;;
     fuzz_text) echo 4096 ;;
     fuzz_pe) echo 65536 ;; # whole DLLs: the real test DLLs are 2-59 KB
+    fuzz_pdb) echo 65536 ;;
     *) echo 65536 ;;
   esac
 }

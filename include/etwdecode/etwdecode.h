@@ -20,6 +20,8 @@
  *   etw_render   (etw_render.h)  events as JSON, text or CSV
  *   etw_stats    (etw_stats.h)   the summary etwdump --stats prints
  *   etw_schemas  (etw_schemas.h) the schemas a trace uses, as JSON
+ *   etw_pdb      (etw_pdb.h)     function names from a PDB; a PDB in a local
+ *                                symbol store
  *   etw_filter   (etw_filter.h)  select events (provider, event, id, level,
  *                                keywords, pid, tid, time, errors)
  *
@@ -37,6 +39,7 @@
 #include "etw_label.h"
 #include "etw_manifest_catalog.h"
 #include "etw_multi.h"
+#include "etw_pdb.h"
 #include "etw_pipeline.h"
 #include "etw_reader.h"
 #include "etw_render.h"
