@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "common/etw_alloc.h"
+#include "schema/etw_fixup.h"
 #include "schema/etw_names.h"
 
 /* XXH3 comes from libxxhash (link -lxxhash), through its run-time x86
@@ -577,7 +578,7 @@ static etw_map *cp_map(copier *k, const etw_map *src) {
 /* Chunk layout: schema, props, the schema's strings, each distinct map (in
  * map-set order) with its entries and strings, property names, key. */
 static etw_schema *cp_schema(copier *k, const etw_schema *d, const void *key, size_t key_len,
-                             int copy_key, const uint8_t **out_key) {
+                             int copy_key, int fixup, const uint8_t **out_key) {
     etw_schema *s = cp_take(k, sizeof *s, 8);
     /* prop_count is a u16: the props array size cannot overflow */
     etw_property *props = cp_take(k, (size_t)d->prop_count * sizeof *props, 8);
@@ -620,6 +621,7 @@ static etw_schema *cp_schema(copier *k, const etw_schema *d, const void *key, si
             }
         }
     }
+    if (fixup && s && props) etw_schema_fixup(s, props);
     uint8_t *kc = copy_key ? cp_take(k, key_len, 1) : NULL;
     if (kc && key_len) memcpy(kc, key, key_len);
     *out_key = kc;
@@ -679,12 +681,14 @@ etw_status etw_cache_insert(etw_cache *c, etw_schema_source source, uint8_t ptr_
     /* size, allocate, fill */
     copier k = {NULL, 0, 0, &maps, &strs, plan.names};
     const uint8_t *kc = NULL;
-    (void)cp_schema(&k, draft, key, len, !old, &kc); /* a replaced key keeps its copy */
+    /* descriptor-keyed sources get the corrections of etw_fixup.h */
+    int fixup = source != ETW_SOURCE_MOF && source != ETW_SOURCE_TRACELOGGING;
+    (void)cp_schema(&k, draft, key, len, !old, fixup, &kc); /* a replaced key keeps its copy */
     unsigned char *chunk = k.overflow ? NULL : arena_alloc(&c->ar, &c->al, k.off);
     etw_schema *s = NULL;
     if (chunk) {
         copier fill = {chunk, 0, 0, &maps, &strs, plan.names};
-        s = cp_schema(&fill, draft, key, len, !old, &kc);
+        s = cp_schema(&fill, draft, key, len, !old, fixup, &kc);
     }
     if (maps.v != map_stack) etw_free(&c->al, maps.v);
     if (strs.v != str_stack) etw_free(&c->al, strs.v);
