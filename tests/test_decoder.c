@@ -23,6 +23,7 @@
 #include "etwdecode/etw_decode.h"
 #include "etwdecode/etw_decoder.h"
 #include "etwdecode/etw_json.h"
+#include "etwdecode/etw_label.h"
 #include "etwdecode/etw_reader.h"
 
 /* ---- helpers ------------------------------------------------------------- */
@@ -1532,6 +1533,25 @@ static void test_json_error_and_raw(void) {
     ETW_CHECK_STR(fields_of(line), "{\"A\":3,\"B\":4}");
     ETW_CHECK(strstr(line, ",\"raw\":\"030000000400\"}\n") != NULL);
     ETW_CHECK(strstr(line, "\"error\"") == NULL);
+
+    /* bytes after the last field of a manifest event: said in "error" (the
+     * kernel's wording), with "raw"; the fields still decode. The label (text,
+     * --stats, filters, Python) says the same. */
+    etb_event tr;
+    event_init(&tr, &G_MAN, 0, 0);
+    etb_u32(&tr.payload, 3);
+    etb_u16(&tr.payload, 4);
+    etb_u8(&tr.payload, 0xEE);
+    etb_u8(&tr.payload, 0xFF);
+    const etw_event *tev = etb_event_get(&tr);
+    line = json_line(j, tev);
+    ETW_CHECK_STR(fields_of(line), "{\"A\":3,\"B\":4}");
+    ETW_CHECK(strstr(line, "\"error\":\"2 payload bytes after the last field of Alpha v0\","
+                           "\"raw\":\"030000000400eeff\"}\n") != NULL);
+    etw_label lab;
+    ETW_CHECK_INT(etw_label_event(d, tev, &lab), ETW_OK);
+    ETW_CHECK(lab.error && strcmp(lab.error, "2 payload bytes after the last field of Alpha v0") == 0);
+    etb_event_free(&tr);
 
     /* a WPP message */
     etb_event w;

@@ -234,3 +234,32 @@ def test_manifest_folder(tmp_path):
     assert len(got) == len(want) == 2042
     assert got == want
     assert sum("error" in e for e in got) == sum("error" in e for e in want)
+
+
+def test_trailing_payload_bytes_are_reported():
+    # net.4.5.2.x64.etl's merged TRACE_EVENT_INFO for the CLR private
+    # provider's GC/PerHeapHistory version 2 declares no fields, while the
+    # events carry 433 (one 233) bytes: said, with the raw bytes, not dropped
+    # (etwdump says the same: test_events_equal_etwdump).
+    evs = list(etwdecode.open(trace("net.4.5.2.x64.etl"), event="GC/PerHeapHistory",
+                              provider="Microsoft-Windows-DotNETRuntimePrivate"))
+    assert len(evs) == 264
+    for e in evs:
+        n = e["data_len"]
+        assert n in (233, 433) and e["fields"] == {} and len(e["raw"]) == n
+        assert e["error"] == "no fields in the schema of GC/PerHeapHistory v2: %d payload bytes not decoded" % n
+    # MetaData records are schemas, read by the decoder: no error
+    md = list(etwdecode.open(trace("net.4.5.2.x64.etl"), event="MetaData/*"))
+    assert len(md) == 85 and not any("error" in e for e in md)
+
+
+def test_perfview_clr_enable_parameters_level_is_8_bytes():
+    # PerfView's WriteEvent(13, (long)keywords, (int)level) binds to
+    # EventSource's WriteEvent(int, long, long): 16 bytes where its manifest
+    # declares 12; decoded as written (src/schema/etw_fixup.c), so nothing is
+    # left over. Values: PerfView's baseline (keywords=0x14c14fccbd,
+    # 0x1080060138; level=Verbose).
+    evs = list(etwdecode.open(trace("net.4.5.2.x64.etl"), event="ClrEnableParameters"))
+    assert [e["fields"]["keywords"] for e in evs] == [0x14c14fccbd, 0x1080060138]
+    for e in evs:
+        assert e["data_len"] == 16 and e["fields"]["level"] == "Verbose" and "error" not in e

@@ -21,6 +21,14 @@
  *    members add up to 14 and 28. Those struct properties get
  *    ETW_PROP_C_ALIGNED (etw_schema.h), which the decoder lays out as a C
  *    compiler does.
+ * 3. PerfView's ClrEnableParameters. PerfView's EventSource ("PerfView",
+ *    event 13) calls WriteEvent(13, (long)keywords, (int)level)
+ *    (microsoft/perfview src/PerfView/PerfViewLogger.cs), which C# binds to
+ *    EventSource's WriteEvent(int, long, long) overload (there is no
+ *    (int, long, int) one): level is written as 8 bytes, where the manifest
+ *    the EventSource generates from the method declares a UInt32 enum.
+ *    net.4.5.2.x64.etl: both events are 16 bytes, the last 4 zero. So level
+ *    is read as a 64-bit integer (its value map kept).
  */
 #include "schema/etw_fixup.h"
 
@@ -110,8 +118,28 @@ static void gc_padded(const etw_schema *s, etw_property *props) {
     }
 }
 
+/* The EventSource named "PerfView" (its GUID is derived from the name). */
+static const etw_guid perfview_provider = {0xa8a71ac1u, 0x040f, 0x54a2,
+                                           {0x07, 0xca, 0x00, 0xa8, 0x9b, 0x5a, 0xb7, 0x61}};
+
+/* 3: ClrEnableParameters(keywords u64, level u32 enum). */
+static void perfview_clr_enable(const etw_schema *s, etw_property *props) {
+    if (s->event_id != 13 || !s->event_name || strcmp(s->event_name, "ClrEnableParameters") != 0 ||
+        s->top_count != 2 || s->prop_count != 2)
+        return;
+    etw_property *kw = &props[0], *lv = &props[1];
+    if (!is_name(kw, "keywords") || !(is_uint(kw, ETW_INTYPE_UINT64) || is_uint(kw, ETW_INTYPE_INT64)) ||
+        !is_name(lv, "level") || !(is_uint(lv, ETW_INTYPE_UINT32) || is_uint(lv, ETW_INTYPE_INT32)))
+        return;
+    lv->in_type = ETW_INTYPE_INT64;
+}
+
 void etw_schema_fixup(const etw_schema *s, etw_property *props) {
     if (!s || !props || !s->prop_count) return;
+    if (same_guid(&s->provider, &perfview_provider)) {
+        perfview_clr_enable(s, props);
+        return;
+    }
     int clr = -1;
     for (size_t k = 0; k < sizeof clr_providers / sizeof clr_providers[0]; k++)
         if (same_guid(&s->provider, &clr_providers[k])) clr = (int)k;
