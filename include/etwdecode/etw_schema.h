@@ -156,6 +156,13 @@ typedef enum etw_outtype {
                                         * member alignment (when the payload has those bytes). Set
                                         * by the schema fix-ups (src/schema/etw_fixup.c) for
                                         * records the runtime writes as raw C structs */
+#define ETW_PROP_BITS 0x2000u          /* a UINT8 scalar that takes no payload byte: bits
+                                        * [length & 0xFF, + (length >> 8)) (a width of 1..8) of the
+                                        * value of props[count], an earlier scalar integer (a
+                                        * bitfield of a flags word; out_type BOOLEAN for one bit).
+                                        * The kernel tables use it (PerfInfo/Sample's Reserved) */
+/* The `length` of an ETW_PROP_BITS property. */
+#define ETW_BITS_LENGTH(shift, width) ((uint16_t)((shift) | ((width) << 8)))
 
 /* An array is a property with ETW_PROP_COUNT_REF, ETW_PROP_COUNT_FIXED or
  * ETW_PROP_COUNT_IN_DATA; a count of 1 without one of those flags is a

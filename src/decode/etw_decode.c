@@ -48,6 +48,18 @@ enum { FR_LEVEL = 0, FR_ARRAY = 1, FR_ARRAY_STRUCT = 2 };
 /* Returned for an empty payload so that data + 0 is never NULL + 0. */
 static const uint8_t empty_payload[1] = {0};
 
+/* The bytes an ETW_PROP_BITS value points to: byte_values[b] == b, so the
+ * value stays valid as long as payload bytes do. */
+static const uint8_t byte_values[256] = {
+#define B4(n) (n), (n) + 1, (n) + 2, (n) + 3
+#define B16(n) B4(n), B4((n) + 4), B4((n) + 8), B4((n) + 12)
+#define B64(n) B16(n), B16((n) + 16), B16((n) + 32), B16((n) + 48)
+    B64(0), B64(64), B64(128), B64(192)
+#undef B64
+#undef B16
+#undef B4
+};
+
 /* ------------------------------------------------------------------------ */
 /* in-type names and defaults                                               */
 
@@ -235,6 +247,19 @@ static etw_status scalar(etw_decode_cursor *c, etw_value *v, const etw_property 
 
     v->kind = ETW_VALUE_SCALAR;
     v->data = d;
+    if (p->flags & ETW_PROP_BITS) { /* bits of an earlier integer: no payload byte */
+        uint64_t src;
+        unsigned shift = p->length & 0xFFu, width = p->length >> 8;
+        if (width < 1 || width > 8 || shift + width > 64 || p->count >= idx || !ref_value(c, p->count, &src))
+            return take_rest(c, v);
+        uint8_t b = (uint8_t)((src >> shift) & ((1u << width) - 1u));
+        c->refs[idx] = b;
+        v->in_type = ETW_INTYPE_UINT8;
+        if (v->out_type == 0) v->out_type = ETW_OUTTYPE_UNSIGNEDBYTE;
+        v->data = &byte_values[b];
+        v->size = 1;
+        return ETW_OK;
+    }
     if (p->flags & ETW_PROP_CUSTOM_SIZED) {
         if (rest < 2) return take_rest(c, v);
         n = etw_le16(d);

@@ -428,6 +428,16 @@ etw_status etw_schema_validate(const etw_schema *d, const char **why) {
             if (p->count >= i) FAIL("count property does not precede its array");
             if (!is_scalar_integer(&d->props[p->count])) FAIL("count property is not a scalar integer");
         }
+        if (p->flags & ETW_PROP_BITS) {
+            unsigned shift = p->length & 0xFFu, width = p->length >> 8;
+            if (p->count >= i) FAIL("bits property does not follow its integer");
+            if (!is_scalar_integer(&d->props[p->count]) || (d->props[p->count].flags & ETW_PROP_BITS))
+                FAIL("bits of a property that is not a scalar integer");
+            if (p->in_type != ETW_INTYPE_UINT8 || (p->flags & (ETW_PROP_STRUCT | ETW_PROP_ARRAY_MASK |
+                                                               ETW_PROP_LENGTH_REF | ETW_PROP_CUSTOM_SIZED)))
+                FAIL("bits property is not a UINT8 scalar");
+            if (width < 1 || width > 8 || shift + width > 64) FAIL("bits out of range");
+        }
         if (p->flags & ETW_PROP_LENGTH_REF) {
             if (p->length >= i) FAIL("length property does not precede its user");
             if (!is_scalar_integer(&d->props[p->length])) FAIL("length property is not a scalar integer");
