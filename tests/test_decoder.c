@@ -1481,6 +1481,46 @@ static void test_chunk_resolved_twice(void) {
 
 /* ---- 6. the JSON writer with a decoder ----------------------------------- */
 
+/* Stack extended items in JSON (docs/json-output.md): every STACK_TRACE item
+ * with its MatchId, the STACK_KEY items; items too short for their form are
+ * left out, a partial last address too. */
+static void test_json_stack_items(void) {
+    etw_decoder *d = new_decoder(NULL);
+    etw_json *j = new_json(d, 0);
+    etb_event e;
+    event_init(&e, &G_MAN, 0, 0);
+    etb_buf x;
+    etb_init(&x);
+    etb_u64(&x, 0); /* MatchId 0 */
+    etb_u32(&x, 0x10);
+    etb_u32(&x, 0x20);
+    etb_u8(&x, 0xAA); /* a partial address: left out */
+    etb_event_add_ext(&e, ETW_EXT_STACK_TRACE32, x.data, x.len);
+    etb_event_add_ext(&e, ETW_EXT_STACK_TRACE64, x.data, 7); /* too short for a MatchId */
+    etb_reset(&x);
+    etb_u64(&x, 0xfedcba9876543210ull);
+    etb_u64(&x, 0xfffff80021434313ull);
+    etb_event_add_ext(&e, ETW_EXT_STACK_TRACE64, x.data, x.len);
+    etb_reset(&x);
+    etb_u64(&x, 5);
+    etb_event_add_ext(&e, ETW_EXT_STACK_TRACE64, x.data, x.len); /* no address */
+    etb_reset(&x);
+    etb_u64(&x, 9);
+    etb_u32(&x, 0xabc);
+    etb_event_add_ext(&e, ETW_EXT_STACK_KEY64, x.data, x.len); /* 12 bytes: too short for a u64 key */
+    etb_event_add_ext(&e, ETW_EXT_STACK_KEY32, x.data, x.len);
+    const char *line = json_line(j, etb_event_get(&e));
+    ETW_CHECK(strstr(line, "\"stack\":[\"0x10\",\"0x20\"],\"more_stacks\":[{\"match_id\":\"0xfedcba9876543210\","
+                           "\"stack\":[\"0xfffff80021434313\"]},{\"match_id\":\"0x5\",\"stack\":[]}],"
+                           "\"stack_key\":\"0xabc\",\"stack_key_match_id\":\"0x9\",\"fields\":") != NULL);
+    ETW_CHECK(strstr(line, "stack_match_id") == NULL);
+    ETW_CHECK(strstr(line, "more_stack_keys") == NULL);
+    etb_free(&x);
+    etb_event_free(&e);
+    etw_json_free(j);
+    etw_decoder_free(d);
+}
+
 static void test_json_error_and_raw(void) {
     etw_decoder *d = new_decoder(NULL);
     ETW_CHECK_INT(add_manifest(d, "Test-Dispatch", &G_MAN, man_v1_body, "v1.man", NULL), ETW_OK);
@@ -1594,5 +1634,6 @@ int main(void) {
     ETW_RUN(test_wpp_and_unknown);
     ETW_RUN(test_chunk_resolved_twice);
     ETW_RUN(test_json_error_and_raw);
+    ETW_RUN(test_json_stack_items);
     return ETW_TEST_DONE();
 }
