@@ -112,10 +112,11 @@ typedef struct etw_frame_info {
 size_t etw_frame_label(const etw_frame_info *f, char *buf, size_t n);
 
 /* Decide whether an event is a sample, and its weight. Called for every
- * event added (after the profile has read what it needs from it); return 1
- * and set *weight to count ev, 0 to skip it. s is ev's schema (may be NULL);
- * pid/tid are the event's process and thread as etw_decoder_event_ids()
- * gives them. */
+ * event added but the stack events themselves (StackWalk, ClrStack/Walk),
+ * KernelTraceControl's symbol events and the idle PerfInfo/Samples the
+ * filter removes; return 1 and set *weight to count ev, 0 to skip it. s is
+ * ev's schema (may be NULL); pid/tid are the event's process and thread as
+ * etw_decoder_event_ids() gives them. */
 typedef int (*etw_profile_sample_fn)(void *ctx, const etw_event *ev, const etw_schema *s,
                                      uint32_t pid, uint32_t tid, double *weight);
 
@@ -200,16 +201,25 @@ typedef struct etw_profile_stats {
     uint64_t stacks_attached;   /* of those: attached to an event */
     uint64_t stacks_orphaned;   /* no event had that timestamp and thread */
     uint64_t attached_by_header_thread; /* matched only through the header thread (Process/Thread events) */
+    uint64_t attached_after_window; /* of stacks_attached: a user stack whose event had left the
+                                     * 2,048-event window, found by its kernel fragment waiting on the thread */
+    uint64_t stacks_on_removed; /* of stacks_attached: their event was removed (an idle sample) */
+    uint64_t clr_stacks;        /* of stack_events: ClrStack/Walk */
+    uint64_t clr_stacks_attached;
+    uint64_t clr_frames_cut;    /* ClrStack/Walk whose FrameCount the payload cannot hold */
     uint64_t key_references;    /* StackKeyKernel/User events */
     uint64_t keys_resolved;     /* of those: their definition was found */
+    uint64_t keys_undefined;    /* of key_references: their key was never defined after them */
     uint64_t kernel_completed;  /* kernel-only fragments completed by a later user stack */
     uint64_t pending_dropped;   /* pending stacks dropped past ETW_PROFILE_MAX_PENDING */
+    uint64_t pending_peak;      /* the most pending at once */
     uint64_t samples;           /* events counted as samples */
     uint64_t samples_with_stack;
     uint64_t idle_samples;      /* PerfInfo/Sample removed by the idle filter */
     uint64_t frames;            /* frame occurrences in sample stacks (with multiplicity) */
     uint64_t frames_resolved;   /* of those: resolved to an image, PDB function or JIT method */
     uint32_t pdbs_loaded;
+    uint32_t pdbs_failed;       /* found in a symbol store but did not open (on_diag says why) */
     size_t memory_bytes;        /* what the profile holds now */
 } etw_profile_stats;
 

@@ -1,0 +1,96 @@
+/* etw_symbolize.h - what names frames: images per process over time
+ * (kernel Image events, kernel addresses against pid 0's drivers), their
+ * identities (KernelTraceControl ImageID, DbgID_RSDS), .NET JIT methods
+ * (MethodLoad/Unload/DCStart/DCEnd Verbose), process names; and the pass
+ * at the end of the trace that resolves every frame against them. */
+#ifndef ETW_SYMBOLIZE_H
+#define ETW_SYMBOLIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "etwdecode/etw_event.h"
+#include "etwdecode/etw_schema.h"
+#include "etwdecode/etw_status.h"
+#include "profile/etw_stacktree.h"
+
+/* A range of addresses of a process over an interval of raw time: an image
+ * or a JIT method. */
+typedef struct etw_range {
+    uint64_t base, size;
+    int64_t start, end;   /* raw timestamps; INT64_MIN / INT64_MAX: open */
+    uint32_t pid;
+    uint32_t name;        /* string id: the image's file name, the method's full name */
+    uint32_t tds;         /* images: TimeDateStamp (ImageID) */
+    uint32_t pad_;
+} etw_range;
+
+/* KernelTraceControl's identity of an image, by (pid, ImageBase). */
+typedef struct etw_ident {
+    uint64_t base;
+    uint32_t pid;
+    uint32_t tds;
+    uint32_t image_size;
+    uint32_t age;
+    uint32_t pdb_name;    /* string id, 0: none */
+    uint32_t orig_name;   /* string id, 0: none */
+    etw_guid guid;
+    uint8_t has_rsds;
+} etw_ident;
+
+/* A table of ranges with the open ones indexed by (pid, base). */
+typedef struct etw_rangetab {
+    etw_range *v;
+    size_t n, cap;
+    etw_idxmap open;      /* (pid, base) -> latest range still open */
+    /* built at finish: order sorted by (pid, base, start), prefix max end */
+    uint32_t *order;
+    uint64_t *max_end;
+} etw_rangetab;
+
+/* A PDB wanted by the images frames fell in: one per identity (GUID, age,
+ * file name), opened at most once, lazily. */
+struct etw_pdb;
+typedef struct etw_pdbent {
+    etw_guid guid;
+    uint32_t age;
+    uint32_t name;        /* string id of the PdbFileName */
+    struct etw_pdb *pdb;  /* NULL: not found or did not open */
+} etw_pdbent;
+
+typedef struct etw_symbols {
+    etw_rangetab images;
+    etw_rangetab methods;
+    etw_ident *idents;
+    size_t nidents, idents_cap;
+    etw_idxmap ident_idx;
+    etw_pdbent *pdbs;
+    size_t npdbs, pdbs_cap;
+    etw_idxmap pdb_idx;
+    char *buf;            /* scratch: UTF-8 of names */
+    size_t buf_cap;
+    size_t bytes;
+} etw_symbols;
+
+/* At most this many ranges are looked at to resolve one address (ranges
+ * below it in address order that could still cover it). */
+#define ETW_SYMBOLS_MAX_SCAN 4096u
+
+struct etw_profile;
+
+etw_status etw_symbols_init(struct etw_profile *p);
+void etw_symbols_free(struct etw_profile *p);
+
+/* An event that may name something: kernel Image and Process events,
+ * KernelTraceControl ImageID events (ktc 1), CLR method events. */
+etw_status etw_symbols_event(struct etw_profile *p, const etw_event *ev, const etw_schema *s, int ktc);
+
+/* Microsoft-Windows-Kernel-Process ProcessStart (1) / ProcessRundown (15):
+ * a process name when the kernel's Process events give none (decoded by
+ * whatever schema the decoder has for them). */
+etw_status etw_symbols_kernel_process(struct etw_profile *p, const etw_event *ev, const etw_schema *s);
+
+/* Resolve every frame; count the sample frames resolved. */
+etw_status etw_symbols_finish(struct etw_profile *p);
+
+#endif
