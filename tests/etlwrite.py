@@ -16,7 +16,8 @@ File layout written (all little-endian):
   NUL-terminated UTF-16LE strings.
 * Then the events, in buffers of BufferType GENERIC (0), one CPU per buffer.
   Each event is an EVENT_HEADER record (HeaderType 0xC013 for pointer size 8,
-  0xC012 for 4), 0x50 bytes of header then the payload, no extended items;
+  0xC012 for 4), 0x50 bytes of header, the extended items if any, then the
+  payload;
   records start 8-byte aligned (zero padding between them).
 * Every buffer is BufferSize bytes in the file (no compression); the unused
   tail is 0xFF-filled; SavedOffset = FilledBytes = end of the last record
@@ -36,8 +37,10 @@ log-file header record form (0xC0020002, hook 0x0000, 0x20 + 0x118 + strings)
 and TRACE_LOGFILE_HEADER offsets; EVENT_HEADER Flags 0 and EventProperty 0 as
 in every EVENT_HEADER record without extended items of the recorded traces.
 
-Limits: no extended data items (no stack, SID, TraceLogging schema, ...), no
-compression, no classic/kernel/WPP records, no lost-event records; the header
+Extended data items (ev["ext"]) are written as FORMATS.md section 1.6 lays
+them out; their contents are the caller's.
+
+Limits: no compression, no classic/kernel/WPP records, no lost-event records; the header
 buffer holds only the log-file header record (Windows 10 adds a 0x0050
 PartitionInfoExtension record after it, not written here); the time-zone
 block is all zero (UTC); one clock (QPC at 10 MHz).
@@ -112,16 +115,33 @@ def _buffer_bytes(buf, btype, flags, seq, logger_id, stamp):
     return out + b"\xff" * (BUFFER_SIZE - len(out))
 
 
+def ext_items(items):
+    """Extended data items in their in-buffer form (FORMATS.md 1.6): per item
+    a u16 total size (8-byte header + data, padded to 8), u16 ExtType, u16
+    Linkage (1 when another item follows), u16 DataSize, the data, zero
+    padding."""
+    out = b""
+    for i, (ext_type, data) in enumerate(items):
+        data = bytes(data)
+        total = _align8(8 + len(data))
+        out += struct.pack("<HHHH", total, ext_type, 1 if i + 1 < len(items) else 0, len(data))
+        out += data + b"\0" * (total - 8 - len(data))
+    return out
+
+
 def event_record(ev, pointer_size=8, raw_base=0):
-    """The bytes of one EVENT_HEADER record (without the alignment padding)."""
-    payload = bytes(ev.get("payload", b""))
+    """The bytes of one EVENT_HEADER record (without the alignment padding).
+    ev["ext"]: optional list of (ExtType, data bytes) extended items; the
+    record then has EVENT_HEADER_FLAG_EXTENDED_INFO (0x0001)."""
+    ext = ext_items(ev.get("ext", ()))
+    payload = ext + bytes(ev.get("payload", b""))
     size = EVENT_HEADER_SIZE + len(payload)
     if size > 0xFFFF or BUFFER_HEADER + size > BUFFER_SIZE:
         raise ValueError("event too large: %d bytes of payload" % len(payload))
     return struct.pack("<HHHHIIq16sHBBBBHQII16s",
                        size,                                  # 0x00 Size
                        0xC013 if pointer_size == 8 else 0xC012,  # 0x02 HeaderType (in buffers)
-                       ev.get("flags", 0),                    # 0x04 Flags
+                       ev.get("flags", 0) | (1 if ext else 0),  # 0x04 Flags (EXTENDED_INFO)
                        ev.get("property", 0),                 # 0x06 EventProperty
                        ev.get("tid", 0) & 0xFFFFFFFF,         # 0x08 ThreadId
                        ev.get("pid", 0) & 0xFFFFFFFF,         # 0x0C ProcessId

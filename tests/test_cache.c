@@ -710,6 +710,30 @@ static void test_validation(void) {
     d.top_count = 2;
     expect_corrupt(c, &d, "overlap reachable");
 
+    /* ETW_PROP_BITS: a UINT8 view of bits of an earlier scalar integer */
+    p[0] = prop("w", ETW_INTYPE_UINT16);
+    p[1] = prop("f", ETW_INTYPE_UINT8);
+    p[1].flags = ETW_PROP_BITS;
+    p[1].count = 0;
+    p[1].length = ETW_BITS_LENGTH(3, 5);
+    d = schema("Bits", p, 2, 2);
+    expect_ok(c, &d, "bits");
+    p[1].count = 1;
+    expect_corrupt(c, &d, "bits of itself");
+    p[1].count = 0;
+    p[1].length = ETW_BITS_LENGTH(3, 9);
+    expect_corrupt(c, &d, "bits wider than a byte");
+    p[1].length = ETW_BITS_LENGTH(60, 8);
+    expect_corrupt(c, &d, "bits past 64");
+    p[1].length = ETW_BITS_LENGTH(0, 0);
+    expect_corrupt(c, &d, "no bits");
+    p[1].length = ETW_BITS_LENGTH(0, 1);
+    p[1].in_type = ETW_INTYPE_UINT32;
+    expect_corrupt(c, &d, "bits not UINT8");
+    p[1].in_type = ETW_INTYPE_UINT8;
+    p[0] = prop("s", ETW_INTYPE_UNICODESTRING);
+    expect_corrupt(c, &d, "bits of a string");
+
     ETW_CHECK_INT(etw_schema_validate(NULL, NULL), ETW_E_INVALID_ARG);
 #undef TREE
     etw_cache_free(c);

@@ -23,6 +23,7 @@
 #include "etwdecode/etw_decode.h"
 #include "etwdecode/etw_decoder.h"
 #include "etwdecode/etw_json.h"
+#include "etwdecode/etw_label.h"
 #include "etwdecode/etw_reader.h"
 
 /* ---- helpers ------------------------------------------------------------- */
@@ -1480,6 +1481,46 @@ static void test_chunk_resolved_twice(void) {
 
 /* ---- 6. the JSON writer with a decoder ----------------------------------- */
 
+/* Stack extended items in JSON (docs/json-output.md): every STACK_TRACE item
+ * with its MatchId, the STACK_KEY items; items too short for their form are
+ * left out, a partial last address too. */
+static void test_json_stack_items(void) {
+    etw_decoder *d = new_decoder(NULL);
+    etw_json *j = new_json(d, 0);
+    etb_event e;
+    event_init(&e, &G_MAN, 0, 0);
+    etb_buf x;
+    etb_init(&x);
+    etb_u64(&x, 0); /* MatchId 0 */
+    etb_u32(&x, 0x10);
+    etb_u32(&x, 0x20);
+    etb_u8(&x, 0xAA); /* a partial address: left out */
+    etb_event_add_ext(&e, ETW_EXT_STACK_TRACE32, x.data, x.len);
+    etb_event_add_ext(&e, ETW_EXT_STACK_TRACE64, x.data, 7); /* too short for a MatchId */
+    etb_reset(&x);
+    etb_u64(&x, 0xfedcba9876543210ull);
+    etb_u64(&x, 0xfffff80021434313ull);
+    etb_event_add_ext(&e, ETW_EXT_STACK_TRACE64, x.data, x.len);
+    etb_reset(&x);
+    etb_u64(&x, 5);
+    etb_event_add_ext(&e, ETW_EXT_STACK_TRACE64, x.data, x.len); /* no address */
+    etb_reset(&x);
+    etb_u64(&x, 9);
+    etb_u32(&x, 0xabc);
+    etb_event_add_ext(&e, ETW_EXT_STACK_KEY64, x.data, x.len); /* 12 bytes: too short for a u64 key */
+    etb_event_add_ext(&e, ETW_EXT_STACK_KEY32, x.data, x.len);
+    const char *line = json_line(j, etb_event_get(&e));
+    ETW_CHECK(strstr(line, "\"stack\":[\"0x10\",\"0x20\"],\"more_stacks\":[{\"match_id\":\"0xfedcba9876543210\","
+                           "\"stack\":[\"0xfffff80021434313\"]},{\"match_id\":\"0x5\",\"stack\":[]}],"
+                           "\"stack_key\":\"0xabc\",\"stack_key_match_id\":\"0x9\",\"fields\":") != NULL);
+    ETW_CHECK(strstr(line, "stack_match_id") == NULL);
+    ETW_CHECK(strstr(line, "more_stack_keys") == NULL);
+    etb_free(&x);
+    etb_event_free(&e);
+    etw_json_free(j);
+    etw_decoder_free(d);
+}
+
 static void test_json_error_and_raw(void) {
     etw_decoder *d = new_decoder(NULL);
     ETW_CHECK_INT(add_manifest(d, "Test-Dispatch", &G_MAN, man_v1_body, "v1.man", NULL), ETW_OK);
@@ -1533,6 +1574,25 @@ static void test_json_error_and_raw(void) {
     ETW_CHECK(strstr(line, ",\"raw\":\"030000000400\"}\n") != NULL);
     ETW_CHECK(strstr(line, "\"error\"") == NULL);
 
+    /* bytes after the last field of a manifest event: said in "error" (the
+     * kernel's wording), with "raw"; the fields still decode. The label (text,
+     * --stats, filters, Python) says the same. */
+    etb_event tr;
+    event_init(&tr, &G_MAN, 0, 0);
+    etb_u32(&tr.payload, 3);
+    etb_u16(&tr.payload, 4);
+    etb_u8(&tr.payload, 0xEE);
+    etb_u8(&tr.payload, 0xFF);
+    const etw_event *tev = etb_event_get(&tr);
+    line = json_line(j, tev);
+    ETW_CHECK_STR(fields_of(line), "{\"A\":3,\"B\":4}");
+    ETW_CHECK(strstr(line, "\"error\":\"2 payload bytes after the last field of Alpha v0\","
+                           "\"raw\":\"030000000400eeff\"}\n") != NULL);
+    etw_label lab;
+    ETW_CHECK_INT(etw_label_event(d, tev, &lab), ETW_OK);
+    ETW_CHECK(lab.error && strcmp(lab.error, "2 payload bytes after the last field of Alpha v0") == 0);
+    etb_event_free(&tr);
+
     /* a WPP message */
     etb_event w;
     etb_event_init(&w, 8);
@@ -1574,5 +1634,6 @@ int main(void) {
     ETW_RUN(test_wpp_and_unknown);
     ETW_RUN(test_chunk_resolved_twice);
     ETW_RUN(test_json_error_and_raw);
+    ETW_RUN(test_json_stack_items);
     return ETW_TEST_DONE();
 }

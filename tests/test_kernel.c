@@ -16,6 +16,7 @@
 #include "etwdecode/etw_decode.h"
 #include "etwdecode/etw_decoder.h"
 #include "etwdecode/etw_json.h"
+#include "etwdecode/etw_reader.h"
 #include "etl/etw_record.h"
 #include "source/etw_kernel_source.h"
 
@@ -779,7 +780,37 @@ static void test_perfinfo(void) {
         ETW_CHECK_INT(u64_of(&f, "ThreadId"), 3780);
         ETW_CHECK_INT(u64_of(&f, "Count"), 1);
         ETW_CHECK_INT(u64_of(&f, "Reserved"), 0x58);
+        /* its flags as TraceEvent splits them: 0x58 is priority 11, as
+         * PerfView's baseline says of this sample (kernel-mof.md 4.1) */
+        ETW_CHECK_INT(u64_of(&f, "Priority"), 11);
+        ETW_CHECK_INT(u64_of(&f, "ExecutingDPC"), 0);
+        ETW_CHECK_INT(u64_of(&f, "ExecutingISR"), 0);
+        ETW_CHECK_INT(u64_of(&f, "Rank"), 0);
         ETW_CHECK_INT(f.remaining, 0);
+        /* byte 0: bit 0 DPC, bit 1 ISR, bit 2 reserved, bits 3-7 priority; byte 1 rank */
+        etb_put16_at(&b, p8 ? 14 : 10, 0x07FE);
+        ev = kernel_event(family_guid("PerfInfo"), 46, 2, ptr, &b, 1);
+        ETW_CHECK(decode_fields(d, &ev, &sc, &f));
+        ETW_CHECK_INT(u64_of(&f, "Reserved"), 0x07FE);
+        ETW_CHECK_INT(u64_of(&f, "ExecutingDPC"), 0);
+        ETW_CHECK_INT(u64_of(&f, "ExecutingISR"), 1);
+        ETW_CHECK_INT(u64_of(&f, "Priority"), 31);
+        ETW_CHECK_INT(u64_of(&f, "Rank"), 7);
+        ETW_CHECK_INT(f.remaining, 0);
+        etb_put16_at(&b, p8 ? 14 : 10, 0x0001);
+        ev = kernel_event(family_guid("PerfInfo"), 46, 2, ptr, &b, 1);
+        ETW_CHECK(decode_fields(d, &ev, &sc, &f));
+        ETW_CHECK_INT(u64_of(&f, "ExecutingDPC"), 1);
+        ETW_CHECK_INT(u64_of(&f, "ExecutingISR"), 0);
+        ETW_CHECK_INT(u64_of(&f, "Priority"), 0);
+        /* a payload cut inside Reserved: no flags made up */
+        b.len = p8 ? 15 : 11;
+        ev = kernel_event(family_guid("PerfInfo"), 46, 2, ptr, &b, 1);
+        ETW_CHECK(decode_fields(d, &ev, &sc, &f));
+        ETW_CHECK(field(&f, "Priority") == NULL);
+        ETW_CHECK(field(&f, "ExecutingDPC") == NULL);
+        b.len = p8 ? 16 : 12;
+        etb_put16_at(&b, p8 ? 14 : 10, 0x0058);
         uint32_t pid = 0, tid = 0;
         etw_decoder_event_ids(d, &ev, sc, &pid, &tid);
         ETW_CHECK_INT(tid, 3780);
@@ -1027,6 +1058,53 @@ static void test_eventtrace(void) {
     etw_decoder_free(d);
 }
 
+/* PerfInfo/Sample's flags on net.4.5.2.x64.etl against PerfView's baseline
+ * (net.4.5.2.x64.baseline.txt): TraceLog drops the samples of thread 0 that
+ * are neither in a DPC nor in an ISR and counts 6,320; its first two samples
+ * (threads 584 and 3780) have Priority 14 and 11, no DPC, no ISR, Rank 0. */
+static void test_sample_flags_real(void) {
+    etw_reader *r = NULL;
+    ETW_CHECK_INT(etw_reader_open_file(&r, ETW_TEST_DATA_DIR "/net.4.5.2.x64.etl", NULL), ETW_OK);
+    if (!r) return;
+    diags g = {0};
+    etw_decoder *d = new_decoder(&g);
+    const etw_guid *perfinfo = family_guid("PerfInfo");
+    etw_event ev;
+    fields f;
+    const etw_schema *sc = NULL;
+    uint64_t samples = 0, kept = 0, nonprocess = 0, bad = 0;
+    while (etw_reader_next(r, &ev) == ETW_OK) {
+        if (!etw_guid_equal(&ev.provider, perfinfo) || ev.opcode != 46) continue;
+        if (!decode_fields(d, &ev, &sc, &f) || f.remaining || f.unsupported) {
+            bad++;
+            continue;
+        }
+        int dpc = (int)u64_of(&f, "ExecutingDPC"), isr = (int)u64_of(&f, "ExecutingISR");
+        samples++;
+        nonprocess += dpc || isr;
+        if (u64_of(&f, "ThreadId") == 0 && !dpc && !isr) continue;
+        if (kept == 0) {
+            ETW_CHECK_INT(u64_of(&f, "ThreadId"), 584);
+            ETW_CHECK_INT(u64_of(&f, "Priority"), 14);
+        } else if (kept == 1) {
+            ETW_CHECK_INT(u64_of(&f, "ThreadId"), 3780);
+            ETW_CHECK_INT(u64_of(&f, "Priority"), 11);
+        }
+        if (kept < 2) {
+            ETW_CHECK_INT(dpc, 0);
+            ETW_CHECK_INT(isr, 0);
+            ETW_CHECK_INT(u64_of(&f, "Rank"), 0);
+        }
+        kept++;
+    }
+    ETW_CHECK_INT(bad, 0);
+    ETW_CHECK(samples > kept);
+    ETW_CHECK(nonprocess > 0);
+    ETW_CHECK_INT(kept, 6320);
+    etw_decoder_free(d);
+    etw_reader_close(r);
+}
+
 /* The thread table is bounded: more threads than it holds evict old ones,
  * recent ones are always found. */
 static void test_thread_table_bound(void) {
@@ -1057,6 +1135,7 @@ static void test_thread_table_bound(void) {
 }
 
 int main(void) {
+    ETW_RUN(test_sample_flags_real);
     ETW_RUN(test_process_v4_both_widths);
     ETW_RUN(test_process_v0_v1);
     ETW_RUN(test_process_perfctr);

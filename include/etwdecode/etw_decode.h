@@ -96,6 +96,9 @@ typedef struct etw_decode_frame {
     uint32_t elem;    /* array: current element */
     uint32_t elem_pos; /* array: payload position where the current element began */
     uint8_t kind;     /* 0 level of properties, 1 array of scalars, 2 array of structs */
+    uint8_t c_align;  /* level of an ETW_PROP_C_ALIGNED struct: its largest member alignment
+                       * so far (at least 1); 0 otherwise */
+    uint32_t c_base;  /* ... and the payload position where that struct instance began */
 } etw_decode_frame;
 
 typedef struct etw_decode_cursor {

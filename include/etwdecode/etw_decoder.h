@@ -236,15 +236,17 @@ void etw_decoder_event_ids(const etw_decoder *d, const etw_event *ev, const etw_
                            uint32_t *pid, uint32_t *tid);
 
 /* What is wrong with ev's payload for its schema s, in one line, or NULL:
- * for kernel (MOF) events a payload shorter than its class's fixed part,
- * bytes of an event type whose class has no layout, or `trailing` bytes
- * (what etw_decode_remaining gave after a full walk; 0 when not walked) after
- * the last field of a known class version. The fields still decode as far as
- * they go. The text stays valid until the next call. */
+ * `trailing` bytes (what etw_decode_remaining gave after a full walk; 0 when
+ * not walked) after the last field, for every schema source ("N payload
+ * bytes after the last field of NAME vV": the MOF class, else the event
+ * name, and the version); for kernel (MOF) events also a payload shorter
+ * than its class's fixed part, or bytes of an event type whose class has no
+ * layout. The fields still decode as far as they go. The text stays valid
+ * until the next call. */
 const char *etw_decoder_payload_problem(etw_decoder *d, const etw_event *ev, const etw_schema *s,
                                         uint32_t trailing);
 /* `trailing` for a caller that did not walk the payload: the decoder walks
- * it (kernel schemas only; allocates nothing). */
+ * it (allocates nothing). */
 #define ETW_PAYLOAD_WALK UINT32_MAX
 
 /* Bytes of per-trace state the decoder keeps besides its schemas (the

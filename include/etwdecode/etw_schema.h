@@ -147,6 +147,22 @@ typedef enum etw_outtype {
                                         * classes later builds extend: Stack1..Stack192, ThreadName) */
 #define ETW_PROP_LENGTH_TO_END 0x0800u /* BINARY: the rest of the payload (the bytes a newer class
                                         * version adds after the fields known here) */
+#define ETW_PROP_C_ALIGNED 0x1000u     /* STRUCT: each instance is laid out as a C compiler lays out
+                                        * the struct in memory: a fixed-size scalar member starts at
+                                        * a multiple of its natural alignment (integers and floats:
+                                        * their size; POINTER/SIZET: the pointer size; GUID 4,
+                                        * FILETIME 4, SYSTEMTIME 2; others 1) from the instance's
+                                        * start, and the instance ends at a multiple of its largest
+                                        * member alignment (when the payload has those bytes). Set
+                                        * by the schema fix-ups (src/schema/etw_fixup.c) for
+                                        * records the runtime writes as raw C structs */
+#define ETW_PROP_BITS 0x2000u          /* a UINT8 scalar that takes no payload byte: bits
+                                        * [length & 0xFF, + (length >> 8)) (a width of 1..8) of the
+                                        * value of props[count], an earlier scalar integer (a
+                                        * bitfield of a flags word; out_type BOOLEAN for one bit).
+                                        * The kernel tables use it (PerfInfo/Sample's Reserved) */
+/* The `length` of an ETW_PROP_BITS property. */
+#define ETW_BITS_LENGTH(shift, width) ((uint16_t)((shift) | ((width) << 8)))
 
 /* An array is a property with ETW_PROP_COUNT_REF, ETW_PROP_COUNT_FIXED or
  * ETW_PROP_COUNT_IN_DATA; a count of 1 without one of those flags is a

@@ -31,7 +31,8 @@ __all__ = [
 __version__ = library_version
 
 #: The keys every event has, in the JSON contract's order (optional keys --
-#: activity_id, related_activity_id, container_id, stack, error, raw -- come
+#: activity_id, related_activity_id, container_id, stack, stack_match_id,
+#: more_stacks, stack_key, stack_key_match_id, more_stack_keys, error, raw -- come
 #: only where the event has them).
 HEADER_KEYS = (
     "time", "provider", "provider_guid", "event", "id", "version", "level", "opcode", "task",

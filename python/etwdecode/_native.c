@@ -34,12 +34,14 @@ static PyObject *EtwWarning; /* etwdecode.DamageWarning (UserWarning) */
 enum {
     K_TIME, K_PROVIDER, K_PROVIDER_GUID, K_EVENT, K_ID, K_VERSION, K_LEVEL, K_OPCODE, K_TASK,
     K_CHANNEL, K_KEYWORDS, K_PID, K_TID, K_CPU, K_DATA_LEN, K_ACTIVITY_ID, K_RELATED_ACTIVITY_ID,
-    K_CONTAINER_ID, K_FIELDS, K_STACK, K_ERROR, K_RAW, K_UNSUPPORTED, K_COUNT_
+    K_CONTAINER_ID, K_FIELDS, K_STACK, K_ERROR, K_RAW, K_UNSUPPORTED, K_STACK_MATCH_ID, K_MORE_STACKS,
+    K_STACK_KEY, K_STACK_KEY_MATCH_ID, K_MORE_STACK_KEYS, K_MATCH_ID, K_COUNT_
 };
 static const char *const k_key_names[K_COUNT_] = {
     "time", "provider", "provider_guid", "event", "id", "version", "level", "opcode", "task",
     "channel", "keywords", "pid", "tid", "cpu", "data_len", "activity_id", "related_activity_id",
-    "container_id", "fields", "stack", "error", "raw", "unsupported",
+    "container_id", "fields", "stack", "error", "raw", "unsupported", "stack_match_id", "more_stacks",
+    "stack_key", "stack_key_match_id", "more_stack_keys", "match_id",
 };
 static PyObject *g_keys[K_COUNT_];
 
@@ -703,10 +705,56 @@ static PyObject *manifest_obj(const etw_event *ev) {
                          "ChunkNumber", e.chunk_number, "PayloadLength", (unsigned long)e.payload_length);
 }
 
+/* Little-endian u64/u32 of an item's bytes. */
+static uint64_t le_n(const uint8_t *p, uint32_t w) {
+    uint64_t v = 0;
+    for (int i = (int)w - 1; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+
+/* A stack item's addresses (u64 MatchId, then 4- or 8-byte addresses). */
+static PyObject *stack_list(const etw_ext_item *it) {
+    uint32_t w = it->type == ETW_EXT_STACK_TRACE64 ? 8 : 4;
+    PyObject *l = PyList_New(0);
+    if (!l) return NULL;
+    for (uint32_t o = 8; o + w <= it->size; o += w) {
+        PyObject *x = PyLong_FromUnsignedLongLong(le_n(it->data + o, w));
+        if (!x || PyList_Append(l, x) < 0) {
+            Py_XDECREF(x);
+            Py_DECREF(l);
+            return NULL;
+        }
+        Py_DECREF(x);
+    }
+    return l;
+}
+
+/* {"match_id": m (when not 0), key: v} of a later stack or stack-key item,
+ * appended to *list (made on the first). */
+static int append_more(PyObject **list, uint64_t match, int key, PyObject *v) {
+    if (!v) return -1;
+    PyObject *o = PyDict_New();
+    if (!o || (match && set_item(o, K_MATCH_ID, PyLong_FromUnsignedLongLong(match)) < 0)) {
+        Py_XDECREF(o);
+        Py_DECREF(v);
+        return -1;
+    }
+    if (set_item(o, key, v) < 0 || (!*list && !(*list = PyList_New(0))) || PyList_Append(*list, o) < 0) {
+        Py_DECREF(o);
+        return -1;
+    }
+    Py_DECREF(o);
+    return 0;
+}
+
+/* The extended items as etw_json.c ext_fields writes them, same keys, same
+ * order: GUIDs in item order, then the stacks ("stack", "stack_match_id",
+ * "more_stacks"), then the stack keys ("stack_key", "stack_key_match_id",
+ * "more_stack_keys"). */
 static int ext_items(Reader *self, PyObject *d, const etw_event *ev) {
     etw_ext_item it;
-    uint32_t pos = 0;
-    int stack_done = self->prof != NULL; /* stacks=True: the profile's stack instead */
+    uint32_t pos = 0, nstack = 0, nkey = 0;
+    int stacks = 0, keys = 0;
     while (etw_event_next_ext(ev, &pos, &it) == ETW_OK) {
         switch (it.type) {
         case ETW_EXT_RELATED_ACTIVITYID:
@@ -720,30 +768,42 @@ static int ext_items(Reader *self, PyObject *d, const etw_event *ev) {
             }
             break;
         case ETW_EXT_STACK_TRACE32:
-        case ETW_EXT_STACK_TRACE64: {
-            /* u64 MatchId, then 4- or 8-byte addresses (evntcons.h) */
-            if (stack_done || it.size < 8) break;
-            stack_done = 1;
-            uint32_t w = it.type == ETW_EXT_STACK_TRACE64 ? 8 : 4;
-            PyObject *l = PyList_New(0);
-            if (!l) return -1;
-            for (uint32_t o = 8; o + w <= it.size; o += w) {
-                uint64_t a = 0;
-                for (int i = (int)w - 1; i >= 0; i--) a = a << 8 | it.data[o + (uint32_t)i];
-                PyObject *x = PyLong_FromUnsignedLongLong(a);
-                if (!x || PyList_Append(l, x) < 0) {
-                    Py_XDECREF(x);
-                    Py_DECREF(l);
-                    return -1;
-                }
-                Py_DECREF(x);
-            }
-            if (set_item(d, K_STACK, l) < 0) return -1;
-            break;
-        }
+        case ETW_EXT_STACK_TRACE64: stacks = self->prof == NULL; break; /* stacks=True: the profile's */
+        case ETW_EXT_STACK_KEY32:
+        case ETW_EXT_STACK_KEY64: keys = 1; break;
         default: break;
         }
     }
+    PyObject *more = NULL;
+    for (pos = 0; stacks && etw_event_next_ext(ev, &pos, &it) == ETW_OK;) {
+        if ((it.type != ETW_EXT_STACK_TRACE32 && it.type != ETW_EXT_STACK_TRACE64) || it.size < 8) continue;
+        uint64_t match = le_n(it.data, 8);
+        if (nstack++ == 0) {
+            if (set_item(d, K_STACK, stack_list(&it)) < 0 ||
+                (match && set_item(d, K_STACK_MATCH_ID, PyLong_FromUnsignedLongLong(match)) < 0))
+                return -1;
+        } else if (append_more(&more, match, K_STACK, stack_list(&it)) < 0) {
+            Py_XDECREF(more);
+            return -1;
+        }
+    }
+    if (more && set_item(d, K_MORE_STACKS, more) < 0) return -1;
+    more = NULL;
+    for (pos = 0; keys && etw_event_next_ext(ev, &pos, &it) == ETW_OK;) {
+        if (it.type != ETW_EXT_STACK_KEY32 && it.type != ETW_EXT_STACK_KEY64) continue;
+        uint32_t w = it.type == ETW_EXT_STACK_KEY64 ? 8 : 4;
+        if (it.size < 8 + w) continue;
+        uint64_t match = le_n(it.data, 8), k = le_n(it.data + 8, w);
+        if (nkey++ == 0) {
+            if (set_item(d, K_STACK_KEY, PyLong_FromUnsignedLongLong(k)) < 0 ||
+                (match && set_item(d, K_STACK_KEY_MATCH_ID, PyLong_FromUnsignedLongLong(match)) < 0))
+                return -1;
+        } else if (append_more(&more, match, K_STACK_KEY, PyLong_FromUnsignedLongLong(k)) < 0) {
+            Py_XDECREF(more);
+            return -1;
+        }
+    }
+    if (more && set_item(d, K_MORE_STACK_KEYS, more) < 0) return -1;
     return 0;
 }
 
@@ -773,7 +833,7 @@ static PyObject *frame_label_obj(PyObject **cache, uint32_t ncache, const etw_pr
 }
 
 /* The frames of a stack node, innermost first, as a list of str. */
-static PyObject *stack_list(PyObject **cache, uint32_t ncache, const etw_profile *p, uint32_t node) {
+static PyObject *profile_stack_list(PyObject **cache, uint32_t ncache, const etw_profile *p, uint32_t node) {
     PyObject *l = PyList_New(0);
     if (!l) return NULL;
     uint32_t depth = etw_profile_stack_depth(p, node);
@@ -829,7 +889,7 @@ static PyObject *event_obj(Reader *self, const etw_event *ev, const etw_label *l
     if (self->prof && self->seq) {
         uint32_t node = etw_profile_event_stack(self->prof, self->seq - 1);
         if (node != ETW_STACK_NONE &&
-            set_item(d, K_STACK, stack_list(self->frame_str, self->nframe_str, self->prof, node)) < 0)
+            set_item(d, K_STACK, profile_stack_list(self->frame_str, self->nframe_str, self->prof, node)) < 0)
             goto fail;
     }
     int decoded = 0;
@@ -1122,7 +1182,7 @@ static PyObject *native_profile(PyObject *mod, PyObject *args, PyObject *kw) {
         PyObject *proc = etw_profile_process_name(prof, sm.pid, &pn, &pl) == ETW_OK
                              ? PyUnicode_DecodeUTF8(pn, (Py_ssize_t)pl, "replace")
                              : (Py_INCREF(Py_None), Py_None);
-        PyObject *frames = stack_list(cache, ncache, prof, sm.stack);
+        PyObject *frames = profile_stack_list(cache, ncache, prof, sm.stack);
         PyObject *row = proc && frames ? Py_BuildValue("(INNOdKO)", sm.stack, id_obj(sm.pid), id_obj(sm.tid), proc,
                                                        sm.weight, (unsigned long long)sm.count, frames)
                                        : NULL;

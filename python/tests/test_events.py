@@ -234,3 +234,76 @@ def test_manifest_folder(tmp_path):
     assert len(got) == len(want) == 2042
     assert got == want
     assert sum("error" in e for e in got) == sum("error" in e for e in want)
+
+
+def test_trailing_payload_bytes_are_reported():
+    # net.4.5.2.x64.etl's merged TRACE_EVENT_INFO for the CLR private
+    # provider's GC/PerHeapHistory version 2 declares no fields, while the
+    # events carry 433 (one 233) bytes: said, with the raw bytes, not dropped
+    # (etwdump says the same: test_events_equal_etwdump).
+    evs = list(etwdecode.open(trace("net.4.5.2.x64.etl"), event="GC/PerHeapHistory",
+                              provider="Microsoft-Windows-DotNETRuntimePrivate"))
+    assert len(evs) == 264
+    for e in evs:
+        n = e["data_len"]
+        assert n in (233, 433) and e["fields"] == {} and len(e["raw"]) == n
+        assert e["error"] == "no fields in the schema of GC/PerHeapHistory v2: %d payload bytes not decoded" % n
+    # MetaData records are schemas, read by the decoder: no error
+    md = list(etwdecode.open(trace("net.4.5.2.x64.etl"), event="MetaData/*"))
+    assert len(md) == 85 and not any("error" in e for e in md)
+
+
+def test_perfview_clr_enable_parameters_level_is_8_bytes():
+    # PerfView's WriteEvent(13, (long)keywords, (int)level) binds to
+    # EventSource's WriteEvent(int, long, long): 16 bytes where its manifest
+    # declares 12; decoded as written (src/schema/etw_fixup.c), so nothing is
+    # left over. Values: PerfView's baseline (keywords=0x14c14fccbd,
+    # 0x1080060138; level=Verbose).
+    evs = list(etwdecode.open(trace("net.4.5.2.x64.etl"), event="ClrEnableParameters"))
+    assert [e["fields"]["keywords"] for e in evs] == [0x14c14fccbd, 0x1080060138]
+    for e in evs:
+        assert e["data_len"] == 16 and e["fields"]["level"] == "Verbose" and "error" not in e
+
+
+def test_stack_extended_items(tmp_path):
+    # Every STACK_TRACE item with its MatchId, and the STACK_KEY items
+    # (evntcons.h: {u64 MatchId; addresses} and {u64 MatchId; u32/u64
+    # StackKey}), in a trace written by tests/etlwrite.py; etwdump's JSON
+    # and the Python dicts agree (docs/json-output.md).
+    import struct
+    import subprocess
+    import sys
+    import uuid
+    from conftest import ETWDUMP, ROOT
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    import etlwrite
+    prov = uuid.UUID("6b1fd1a0-0000-4d00-9a00-00000000e701")
+    st64 = struct.pack("<QQQQ", 0, 0xfffff80021434313, 0xfffff80021554231, 0x7ff6a0001000)
+    st64b = struct.pack("<QQQ", 0x1234, 0x7ff6a0002000, 0x7ff6a0003000)
+    key64 = struct.pack("<QQ", 0x1234, 0xfffffa830343e750)
+    key32 = struct.pack("<QI", 0, 0x1000)
+    rel = uuid.UUID("11111111-2222-3333-4444-555555555555").bytes_le
+    st32 = struct.pack("<QII", 7, 0x77710000, 0x77720010)
+    events = [
+        dict(provider=prov, id=1, ts=10, ext=[(6, st64), (6, st64b), (0x12, key64), (1, rel), (0x11, key32)]),
+        dict(provider=prov, id=2, ts=20, ext=[(5, st32)]),
+        dict(provider=prov, id=3, ts=30, ext=[(0x12, key64[:12])]),  # cut: no key
+    ]
+    path = str(tmp_path / "stacks.etl")
+    etlwrite.write_etl(path, events)
+    p = subprocess.run([ETWDUMP, path], capture_output=True, timeout=60)
+    js = [json.loads(x) for x in p.stdout.decode().splitlines()][1:]
+    assert len(js) == 3
+    a, b, c = js
+    assert list(a)[list(a).index("related_activity_id"):list(a).index("fields")] == [
+        "related_activity_id", "stack", "more_stacks", "stack_key", "stack_key_match_id", "more_stack_keys"]
+    assert a["stack"] == ["0xfffff80021434313", "0xfffff80021554231", "0x7ff6a0001000"]
+    assert "stack_match_id" not in a  # MatchId 0: the stack is whole in this event
+    assert a["more_stacks"] == [{"match_id": "0x1234", "stack": ["0x7ff6a0002000", "0x7ff6a0003000"]}]
+    assert a["stack_key"] == "0xfffffa830343e750" and a["stack_key_match_id"] == "0x1234"
+    assert a["more_stack_keys"] == [{"stack_key": "0x1000"}]
+    assert b["stack"] == ["0x77710000", "0x77720010"] and b["stack_match_id"] == "0x7"
+    assert not any(k.startswith("stack") or k.startswith("more_") for k in c)
+    got = list(etwdecode.open(path))[1:]
+    for i, (x, y) in enumerate(zip(got, js)):
+        same_event(x, y, "stacks#%d" % i)

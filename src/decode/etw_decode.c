@@ -48,6 +48,18 @@ enum { FR_LEVEL = 0, FR_ARRAY = 1, FR_ARRAY_STRUCT = 2 };
 /* Returned for an empty payload so that data + 0 is never NULL + 0. */
 static const uint8_t empty_payload[1] = {0};
 
+/* The bytes an ETW_PROP_BITS value points to: byte_values[b] == b, so the
+ * value stays valid as long as payload bytes do. */
+static const uint8_t byte_values[256] = {
+#define B4(n) (n), (n) + 1, (n) + 2, (n) + 3
+#define B16(n) B4(n), B4((n) + 4), B4((n) + 8), B4((n) + 12)
+#define B64(n) B16(n), B16((n) + 16), B16((n) + 32), B16((n) + 48)
+    B64(0), B64(64), B64(128), B64(192)
+#undef B64
+#undef B16
+#undef B4
+};
+
 /* ------------------------------------------------------------------------ */
 /* in-type names and defaults                                               */
 
@@ -147,6 +159,8 @@ etw_status etw_decode_begin(etw_decode_cursor *c, const etw_schema *s,
     f->elems = 0;
     f->elem = 0;
     f->kind = FR_LEVEL;
+    f->c_align = 0;
+    f->c_base = 0;
     return ETW_OK;
 }
 
@@ -233,6 +247,19 @@ static etw_status scalar(etw_decode_cursor *c, etw_value *v, const etw_property 
 
     v->kind = ETW_VALUE_SCALAR;
     v->data = d;
+    if (p->flags & ETW_PROP_BITS) { /* bits of an earlier integer: no payload byte */
+        uint64_t src;
+        unsigned shift = p->length & 0xFFu, width = p->length >> 8;
+        if (width < 1 || width > 8 || shift + width > 64 || p->count >= idx || !ref_value(c, p->count, &src))
+            return take_rest(c, v);
+        uint8_t b = (uint8_t)((src >> shift) & ((1u << width) - 1u));
+        c->refs[idx] = b;
+        v->in_type = ETW_INTYPE_UINT8;
+        if (v->out_type == 0) v->out_type = ETW_OUTTYPE_UNSIGNEDBYTE;
+        v->data = &byte_values[b];
+        v->size = 1;
+        return ETW_OK;
+    }
     if (p->flags & ETW_PROP_CUSTOM_SIZED) {
         if (rest < 2) return take_rest(c, v);
         n = etw_le16(d);
@@ -410,6 +437,44 @@ static void push_level(etw_decode_cursor *c, const etw_property *p, uint32_t pro
     f->elems = 0;
     f->elem = 0;
     f->kind = FR_LEVEL;
+    f->c_align = (p->flags & ETW_PROP_C_ALIGNED) ? 1 : 0;
+    f->c_base = c->pos;
+}
+
+/* The alignment a C compiler gives a member of property p's type (1 for
+ * anything but a fixed-size scalar: ETW_PROP_C_ALIGNED). */
+static uint32_t c_alignment(const etw_property *p, uint8_t ptr) {
+    if (p->flags & (ETW_PROP_STRUCT | ETW_PROP_ARRAY_MASK | ETW_PROP_CUSTOM_SIZED)) return 1;
+    switch (p->in_type) {
+    case ETW_INTYPE_INT16:
+    case ETW_INTYPE_UINT16:
+    case ETW_INTYPE_UNICODECHAR:
+    case ETW_INTYPE_SYSTEMTIME: return 2;
+    case ETW_INTYPE_INT32:
+    case ETW_INTYPE_UINT32:
+    case ETW_INTYPE_HEXINT32:
+    case ETW_INTYPE_BOOLEAN:
+    case ETW_INTYPE_FLOAT:
+    case ETW_INTYPE_GUID:
+    case ETW_INTYPE_FILETIME: return 4;
+    case ETW_INTYPE_INT64:
+    case ETW_INTYPE_UINT64:
+    case ETW_INTYPE_HEXINT64:
+    case ETW_INTYPE_DOUBLE: return 8;
+    case ETW_INTYPE_POINTER:
+    case ETW_INTYPE_SIZET: return ptr;
+    default: return 1;
+    }
+}
+
+/* In a C-aligned level f, skip the padding before a position aligned to a
+ * (from the instance's start), when the payload holds it; a payload that
+ * ends inside the padding is left to the next read, which takes the rest. */
+static void c_pad(etw_decode_cursor *c, etw_decode_frame *f, uint32_t a) {
+    if (a > f->c_align) f->c_align = (uint8_t)a;
+    uint32_t off = c->pos - f->c_base;
+    uint32_t pad = (a - off % a) % a;
+    if (pad <= c->size - c->pos) c->pos += pad;
 }
 
 /* A property at a LEVEL frame: scalar, struct or array. */
@@ -467,6 +532,8 @@ static etw_status property(etw_decode_cursor *c, etw_value *v, uint32_t idx) {
         f->elem = 0;
         f->elem_pos = c->pos;
         f->kind = is_struct ? FR_ARRAY_STRUCT : FR_ARRAY;
+        f->c_align = 0;
+        f->c_base = 0;
         return ETW_OK;
     }
     if (is_struct) {
@@ -491,6 +558,7 @@ static etw_status next_item(etw_decode_cursor *c, etw_value *v) {
                 c->done = 1; /* the payload ends before an optional property */
                 return ETW_END;
             }
+            if (f->c_align) c_pad(c, f, c_alignment(&props[idx], c->pointer_size));
             return property(c, v, idx);
         }
         if (c->depth == 0) {
@@ -499,6 +567,7 @@ static etw_status next_item(etw_decode_cursor *c, etw_value *v) {
         }
         /* end of a struct (or of one struct element of an array) */
         const etw_property *p = &props[f->prop];
+        if (f->c_align) c_pad(c, f, f->c_align); /* the instance's tail padding */
         c->depth--;
         value_init(c, v, ETW_VALUE_STRUCT_END, p);
         v->in_type = ETW_INTYPE_RESERVED24;

@@ -158,12 +158,45 @@ static int manifest_fields(etw_text *t, const etw_event *ev) {
     return 1;
 }
 
-/* activity ids, container id and stack from the extended items (the stack
- * only when the caller supplies none: no_stack). */
+/* activity ids, container id and stack from the extended items. */
+static void hex_value(etw_text *t, uint64_t v) {
+    etw_text_putc(t, '"');
+    etw_text_hex(t, v);
+    etw_text_putc(t, '"');
+}
+
+/* A stack item's addresses: u64 MatchId, then 4- or 8-byte addresses
+ * (evntcons.h; a partial last address is left out). */
+static void stack_addresses(etw_text *t, const etw_ext_item *it) {
+    uint32_t w = it->type == ETW_EXT_STACK_TRACE64 ? 8 : 4;
+    etw_text_putc(t, '[');
+    for (uint32_t o = 8, n = 0; o + w <= it->size; o += w, n++) {
+        if (n) etw_text_putc(t, ',');
+        hex_value(t, w == 8 ? etw_le64(it->data + o) : etw_le32(it->data + o));
+    }
+    etw_text_putc(t, ']');
+}
+
+/* A STACK_KEY item's key: {u64 MatchId; u32 or u64 StackKey} (evntcons.h
+ * EVENT_EXTENDED_ITEM_STACK_KEY32/64); 0 when the item is too short. */
+static int stack_key_of(const etw_ext_item *it, uint64_t *k) {
+    uint32_t w = it->type == ETW_EXT_STACK_KEY64 ? 8 : 4;
+    if (it->size < 8 + w) return 0;
+    *k = w == 8 ? etw_le64(it->data + 8) : etw_le32(it->data + 8);
+    return 1;
+}
+
+/* The extended items (docs/json-output.md): GUIDs in item order; then the
+ * stacks: the first STACK_TRACE item as "stack" (+ "stack_match_id" when its
+ * MatchId is not 0), any later one in "more_stacks"; then the STACK_KEY
+ * items the same way ("stack_key", "stack_key_match_id", "more_stack_keys").
+ * The Python module (python/etwdecode/_native.c ext_items) builds the same
+ * keys in the same order. no_stack: the caller supplies "stack"
+ * (etw_json_options.stack), so the STACK_TRACE items are left out. */
 static void ext_fields(etw_text *t, const etw_event *ev, int no_stack) {
     etw_ext_item it;
-    uint32_t pos = 0;
-    int stack_done = 0;
+    uint32_t pos = 0, nstack = 0, nkey = 0;
+    int stacks = 0, keys = 0;
     while (etw_event_next_ext(ev, &pos, &it) == ETW_OK) {
         switch (it.type) {
         case ETW_EXT_RELATED_ACTIVITYID:
@@ -177,26 +210,61 @@ static void ext_fields(etw_text *t, const etw_event *ev, int no_stack) {
             }
             break;
         case ETW_EXT_STACK_TRACE32:
-        case ETW_EXT_STACK_TRACE64: {
-            /* u64 MatchId, then 4- or 8-byte addresses (evntcons.h). */
-            if (no_stack || stack_done || it.size < 8) break;
-            stack_done = 1;
-            uint32_t w = it.type == ETW_EXT_STACK_TRACE64 ? 8 : 4;
-            key(t, "stack");
-            etw_text_putc(t, '[');
-            for (uint32_t o = 8, n = 0; o + w <= it.size; o += w, n++) {
-                if (n) etw_text_putc(t, ',');
-                etw_text_putc(t, '"');
-                etw_text_hex(t, w == 8 ? etw_le64(it.data + o) : etw_le32(it.data + o));
-                etw_text_putc(t, '"');
-            }
-            etw_text_putc(t, ']');
-            break;
-        }
-        default:
-            break;
+        case ETW_EXT_STACK_TRACE64: stacks = !no_stack; break;
+        case ETW_EXT_STACK_KEY32:
+        case ETW_EXT_STACK_KEY64: keys = 1; break;
+        default: break;
         }
     }
+    for (pos = 0; stacks && etw_event_next_ext(ev, &pos, &it) == ETW_OK;) {
+        if ((it.type != ETW_EXT_STACK_TRACE32 && it.type != ETW_EXT_STACK_TRACE64) || it.size < 8) continue;
+        uint64_t match = etw_le64(it.data);
+        if (nstack++ == 0) {
+            key(t, "stack");
+            stack_addresses(t, &it);
+            if (match) {
+                key(t, "stack_match_id");
+                hex_value(t, match);
+            }
+            continue;
+        }
+        if (nstack == 2) key(t, "more_stacks");
+        etw_text_puts(t, nstack == 2 ? "[{" : ",{");
+        if (match) {
+            etw_text_puts(t, "\"match_id\":");
+            hex_value(t, match);
+            etw_text_putc(t, ',');
+        }
+        etw_text_puts(t, "\"stack\":");
+        stack_addresses(t, &it);
+        etw_text_putc(t, '}');
+    }
+    if (nstack > 1) etw_text_putc(t, ']');
+    for (pos = 0; keys && etw_event_next_ext(ev, &pos, &it) == ETW_OK;) {
+        uint64_t k;
+        if ((it.type != ETW_EXT_STACK_KEY32 && it.type != ETW_EXT_STACK_KEY64) || !stack_key_of(&it, &k)) continue;
+        uint64_t match = etw_le64(it.data);
+        if (nkey++ == 0) {
+            key(t, "stack_key");
+            hex_value(t, k);
+            if (match) {
+                key(t, "stack_key_match_id");
+                hex_value(t, match);
+            }
+            continue;
+        }
+        if (nkey == 2) key(t, "more_stack_keys");
+        etw_text_puts(t, nkey == 2 ? "[{" : ",{");
+        if (match) {
+            etw_text_puts(t, "\"match_id\":");
+            hex_value(t, match);
+            etw_text_putc(t, ',');
+        }
+        etw_text_puts(t, "\"stack_key\":");
+        hex_value(t, k);
+        etw_text_putc(t, '}');
+    }
+    if (nkey > 1) etw_text_putc(t, ']');
 }
 
 /* "stack" from the caller (etw_json_options.stack): frame labels. */

@@ -138,7 +138,18 @@ static void props_json(etw_text *t, const etw_schema *s, uint32_t first, uint32_
             if (p->flags & ETW_PROP_COUNT_IN_DATA) quoted(t, "in data");
             else etw_text_u64(t, p->count);
         }
-        if (p->flags & ETW_PROP_LENGTH_REF) {
+        if (p->flags & ETW_PROP_BITS) { /* "bits": {"of": "Reserved", "shift": 3, "width": 5} */
+            int g = 1;
+            k(t, "bits", &f);
+            etw_text_putc(t, '{');
+            k(t, "of", &g);
+            jstr(t, p->count < s->prop_count ? s->props[p->count].name : NULL);
+            k(t, "shift", &g);
+            etw_text_u64(t, p->length & 0xFFu);
+            k(t, "width", &g);
+            etw_text_u64(t, p->length >> 8);
+            etw_text_putc(t, '}');
+        } else if (p->flags & ETW_PROP_LENGTH_REF) {
             k(t, "length_field", &f);
             jstr(t, p->length < s->prop_count ? s->props[p->length].name : NULL);
         } else if ((p->flags & ETW_PROP_LENGTH_FIXED) || (p->length && !(p->flags & ETW_PROP_STRUCT))) {

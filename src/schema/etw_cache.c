@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "common/etw_alloc.h"
+#include "schema/etw_fixup.h"
 #include "schema/etw_names.h"
 
 /* XXH3 comes from libxxhash (link -lxxhash), through its run-time x86
@@ -427,6 +428,16 @@ etw_status etw_schema_validate(const etw_schema *d, const char **why) {
             if (p->count >= i) FAIL("count property does not precede its array");
             if (!is_scalar_integer(&d->props[p->count])) FAIL("count property is not a scalar integer");
         }
+        if (p->flags & ETW_PROP_BITS) {
+            unsigned shift = p->length & 0xFFu, width = p->length >> 8;
+            if (p->count >= i) FAIL("bits property does not follow its integer");
+            if (!is_scalar_integer(&d->props[p->count]) || (d->props[p->count].flags & ETW_PROP_BITS))
+                FAIL("bits of a property that is not a scalar integer");
+            if (p->in_type != ETW_INTYPE_UINT8 || (p->flags & (ETW_PROP_STRUCT | ETW_PROP_ARRAY_MASK |
+                                                               ETW_PROP_LENGTH_REF | ETW_PROP_CUSTOM_SIZED)))
+                FAIL("bits property is not a UINT8 scalar");
+            if (width < 1 || width > 8 || shift + width > 64) FAIL("bits out of range");
+        }
         if (p->flags & ETW_PROP_LENGTH_REF) {
             if (p->length >= i) FAIL("length property does not precede its user");
             if (!is_scalar_integer(&d->props[p->length])) FAIL("length property is not a scalar integer");
@@ -577,7 +588,7 @@ static etw_map *cp_map(copier *k, const etw_map *src) {
 /* Chunk layout: schema, props, the schema's strings, each distinct map (in
  * map-set order) with its entries and strings, property names, key. */
 static etw_schema *cp_schema(copier *k, const etw_schema *d, const void *key, size_t key_len,
-                             int copy_key, const uint8_t **out_key) {
+                             int copy_key, int fixup, const uint8_t **out_key) {
     etw_schema *s = cp_take(k, sizeof *s, 8);
     /* prop_count is a u16: the props array size cannot overflow */
     etw_property *props = cp_take(k, (size_t)d->prop_count * sizeof *props, 8);
@@ -620,6 +631,7 @@ static etw_schema *cp_schema(copier *k, const etw_schema *d, const void *key, si
             }
         }
     }
+    if (fixup && s && props) etw_schema_fixup(s, props);
     uint8_t *kc = copy_key ? cp_take(k, key_len, 1) : NULL;
     if (kc && key_len) memcpy(kc, key, key_len);
     *out_key = kc;
@@ -679,12 +691,14 @@ etw_status etw_cache_insert(etw_cache *c, etw_schema_source source, uint8_t ptr_
     /* size, allocate, fill */
     copier k = {NULL, 0, 0, &maps, &strs, plan.names};
     const uint8_t *kc = NULL;
-    (void)cp_schema(&k, draft, key, len, !old, &kc); /* a replaced key keeps its copy */
+    /* descriptor-keyed sources get the corrections of etw_fixup.h */
+    int fixup = source != ETW_SOURCE_MOF && source != ETW_SOURCE_TRACELOGGING;
+    (void)cp_schema(&k, draft, key, len, !old, fixup, &kc); /* a replaced key keeps its copy */
     unsigned char *chunk = k.overflow ? NULL : arena_alloc(&c->ar, &c->al, k.off);
     etw_schema *s = NULL;
     if (chunk) {
         copier fill = {chunk, 0, 0, &maps, &strs, plan.names};
-        s = cp_schema(&fill, draft, key, len, !old, &kc);
+        s = cp_schema(&fill, draft, key, len, !old, fixup, &kc);
     }
     if (maps.v != map_stack) etw_free(&c->al, maps.v);
     if (strs.v != str_stack) etw_free(&c->al, strs.v);

@@ -16,6 +16,7 @@
 #include "../source/etw_metadata.h"
 #include "../source/etw_tracelogging.h"
 #include "etw_cache.h"
+#include "etw_names.h"
 #include "etw_source.h"
 #include "etwdecode/etw_traits.h"
 
@@ -62,6 +63,7 @@ struct etw_decoder {
     const etw_manifest_catalog *cat; /* user manifests loaded lazily from it */
     uint8_t *cat_loaded;             /* per catalog file: 1 once loaded */
     char why[640]; /* room for a manifest's path and provider name */
+    char problem[ETW_NAME_MAX + 64]; /* etw_decoder_payload_problem's text (non-MOF schemas) */
     /* Windows images whose providers load lazily into the user set */
     const etw_windows_index *windows[ETW_DECODER_MAX_WINDOWS];
     uint32_t nwindows;
@@ -774,7 +776,7 @@ void etw_decoder_event_ids(const etw_decoder *d, const etw_event *ev, const etw_
 
 const char *etw_decoder_payload_problem(etw_decoder *d, const etw_event *ev, const etw_schema *s,
                                         uint32_t trailing) {
-    if (!d || !ev || !s || s->source != ETW_SOURCE_MOF) return NULL;
+    if (!d || !ev || !s) return NULL;
     if (trailing == ETW_PAYLOAD_WALK) {
         etw_decode_cursor c;
         etw_value v;
@@ -785,7 +787,20 @@ const char *etw_decoder_payload_problem(etw_decoder *d, const etw_event *ev, con
             trailing = etw_decode_remaining(&c);
         }
     }
-    return etw_kernel_payload_problem(d->kernel, ev, s, trailing);
+    if (s->source == ETW_SOURCE_MOF) return etw_kernel_payload_problem(d->kernel, ev, s, trailing);
+    /* MetaData records and EventSource manifest chunks: their payload is a
+     * schema, which the decoder reads, not fields */
+    if (!s->prop_count && etw_decoder_learn_kind(d, ev) != ETW_LEARN_NONE) return NULL;
+    if (!trailing || trailing > ev->user_data_len) return NULL;
+    /* the kernel's wording, with the event's name and the schema's version */
+    const char *name = s->event_name ? s->event_name : "the event";
+    if (!s->top_count)
+        snprintf(d->problem, sizeof d->problem, "no fields in the schema of %s v%u: %u payload bytes not decoded",
+                 name, (unsigned)s->version, trailing);
+    else
+        snprintf(d->problem, sizeof d->problem, "%u payload bytes after the last field of %s v%u", trailing, name,
+                 (unsigned)s->version);
+    return d->problem;
 }
 
 size_t etw_decoder_state_bytes(const etw_decoder *d) { return d ? etw_kernel_state_bytes(d->kernel) : 0; }

@@ -6,7 +6,16 @@
  * class, kernel-mof.md section 7.5). PMCSample (PmcCounterProf v2): InstructionPointer,
  * ThreadId, ProfileSource (u16), Reserved (u16), as TraceEvent's PMCCounterProf reads.
  * pid/tid (kernel-mof.md section 6): Sample and PMCSample name the payload's
- * thread, its process from the thread table. */
+ * thread, its process from the thread table.
+ * SampledProfile v2's Reserved (u16) carries flags, split out as TraceEvent's
+ * SampledProfileTraceData names them (microsoft/perfview
+ * src/TraceEvent/Parsers/KernelTraceEventParser.cs; kernel-mof.md section 7.5):
+ * byte 0 bit 0 ExecutingDPC, bit 1 ExecutingISR (bit 2 reserved), bits 3-7
+ * Priority (the thread's current priority; Win8 and later); byte 1 Rank.
+ * Reserved itself stays, as the MOF class and TDH have it: it is the raw word
+ * (idle-sample filters test Reserved & 3, stacks.md rule 10). TraceEvent's
+ * NonProcess (ExecutingDPC or ExecutingISR) is not one more field: it is
+ * derived, and TraceEvent does not list it among the payload names. */
 #include "etw_kernel_props.h"
 
 /* Event types (naming.md): Mark 34, Sample 46, PMCSample 47, ISR (MSI) 50,
@@ -31,6 +40,10 @@ static const etw_property k_sample_v2[] = {
     ETW_KU32("ThreadId"),
     ETW_KU16("Count"),
     ETW_KU16("Reserved"),
+    ETW_KBITS("ExecutingDPC", 3, 0, 1, BOOLEAN),
+    ETW_KBITS("ExecutingISR", 3, 1, 1, BOOLEAN),
+    ETW_KBITS("Priority", 3, 3, 5, NULL),
+    ETW_KBITS("Rank", 3, 8, 8, NULL),
 };
 static const etw_property k_pmc_v2[] = {
     ETW_KPTR("InstructionPointer"),

@@ -223,6 +223,7 @@ static int locate(const etw_property *props, uint16_t top, uint8_t ptr, const ch
     int fixed = 1;
     for (uint16_t i = 0; i < top; i++) {
         const etw_property *p = &props[i];
+        if (p->flags & ETW_PROP_BITS) continue; /* no payload byte, not an id */
         if (!strcmp(p->name, name)) {
             if (!int_size_ok(p, ptr, size)) return 0;
             *index = i;
@@ -243,6 +244,7 @@ static uint32_t fixed_part(const etw_property *props, uint16_t top, uint8_t ptr)
     for (uint16_t i = 0; i < top; i++) {
         const etw_property *p = &props[i];
         if (p->flags & ETW_PROP_OPTIONAL) break;
+        if (p->flags & ETW_PROP_BITS) continue; /* no payload byte */
         uint32_t s = fixed_size(p, ptr);
         if (!s) {
             if (p->in_type == ETW_INTYPE_WBEMSID) o += 4;
@@ -336,6 +338,7 @@ static etw_status k_resolve(void *ctx, etw_cache *cache, const etw_event *ev, co
             if ((p.flags & ETW_PROP_STRUCT) && p.struct_first >= l->top_count) p.struct_first++;
             if ((p.flags & ETW_PROP_COUNT_REF) && p.count >= l->top_count) p.count++;
             if ((p.flags & ETW_PROP_LENGTH_REF) && p.length >= l->top_count) p.length++;
+            if ((p.flags & ETW_PROP_BITS) && p.count >= l->top_count) p.count++;
             copy[j] = p;
         }
         etw_property *x = &copy[l->top_count];

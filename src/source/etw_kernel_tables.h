@@ -84,6 +84,12 @@ typedef struct etw_kernel_family {
 /* A property the payload may end before (ETW_PROP_OPTIONAL: appended by a later build). */
 #define ETW_KPROP_OPT(n, in) { .name = (n), .in_type = ETW_INTYPE_##in, .flags = ETW_PROP_OPTIONAL }
 
+/* Bits [shift, shift + width) of top-level property `of` (its index), a value that takes
+ * no payload byte (ETW_PROP_BITS); out is an ETW_OUTTYPE_ suffix (BOOLEAN for a flag). */
+#define ETW_KBITS(n, of, shift, width, out)                                                   \
+    { .name = (n), .in_type = ETW_INTYPE_UINT8, .out_type = ETW_OUTTYPE_##out, .flags = ETW_PROP_BITS, \
+      .count = (of), .length = ETW_BITS_LENGTH(shift, width) }
+
 /* Every family the library knows (etw_kernel_families.c). */
 extern const etw_kernel_family *const etw_kernel_families[];
 extern const uint32_t etw_kernel_family_count;
