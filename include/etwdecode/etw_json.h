@@ -28,6 +28,13 @@ extern "C" {
 
 typedef struct etw_json etw_json;
 
+/* One frame of a stack the caller supplies (etw_json_options.stack): UTF-8
+ * (repaired when it is not), not NUL-terminated. */
+typedef struct etw_json_frame {
+    const char *s;
+    size_t len;
+} etw_json_frame;
+
 typedef struct etw_json_options {
     /* 1: add "raw" (the user data in hex) to every event, not only to those
      * whose payload could not be decoded. */
@@ -40,6 +47,14 @@ typedef struct etw_json_options {
      * from the event's top-level fields (FormatMessage escapes applied), for
      * events whose schema has one. */
     int messages;
+    /* The stack of each event from the caller (etwdump --stacks: the stack
+     * an etw_profile attached, its frames named by etw_frame_label). Called
+     * once per event; returns the number of frames and sets *frames to them,
+     * innermost first; 0: no "stack" key. When set, the STACK_TRACE extended
+     * items are not written as "stack": the caller's stack replaces them.
+     * NULL: "stack" holds the addresses of the event's STACK_TRACE item. */
+    size_t (*stack)(void *ctx, const etw_event *ev, const etw_json_frame **frames);
+    void *stack_ctx;
 } etw_json_options;
 
 etw_status etw_json_new(etw_json **out, const etw_allocator *alloc,

@@ -22,7 +22,8 @@
  *   TEXT  one line a person scans: TIME PROVIDER/EVENT pid=N tid=N then
  *         name=value for each field (strings bare when they hold no space,
  *         quote, '=', backslash or control character, else JSON-quoted;
- *         structs and arrays as compact JSON), then error="..." and
+ *         structs and arrays as compact JSON), then stack=[...] (compact
+ *         JSON) when the event has a stack, then error="..." and
  *         message="..." when the event has them. Default time: seconds from
  *         the origin.
  *   CSV   RFC 4180: comma-separated, CRLF line ends, a field quoted (with

@@ -24,8 +24,8 @@ import os as _os
 from ._native import DamageWarning, Error, Reader, library_version
 
 __all__ = [
-    "open", "to_pandas", "stats", "schemas", "to_datetime", "Error", "DamageWarning",
-    "HEADER_KEYS", "library_version",
+    "open", "to_pandas", "stats", "schemas", "profile", "to_datetime", "Error", "DamageWarning",
+    "HEADER_KEYS", "PROFILE_COLUMNS", "library_version",
 ]
 
 __version__ = library_version
@@ -80,7 +80,8 @@ class _Events:
 
 
 def open(path, manifests=(), *, raw=False, no_manifest_events=False, max_events=0,
-         file_order=False, default_manifests=True, windows=None, lang=None, **filters):
+         file_order=False, default_manifests=True, windows=None, lang=None, stacks=False,
+         symbols=None, **filters):
     """The events of the trace at `path`, in timestamp order, as dicts.
 
     manifests: instrumentation manifest files, PE files with a WEVT_TEMPLATE,
@@ -96,6 +97,10 @@ def open(path, manifests=(), *, raw=False, no_manifest_events=False, max_events=
     no_manifest_events: leave out EventSource manifest chunks.
     max_events: stop after that many events (0: all).
     file_order: the file's record order, no merge by time.
+    stacks: add "stack" to every event that has one: a list of frame names,
+    innermost first (etwdump --stacks; the trace is read twice).
+    symbols: local symbol stores (folders in the symbol-server layout, or
+    "srv*DIR") to name native frames with stacks=True (etwdump --symbols).
     filters: provider=, event=, id=, level=, keywords=, pid=, tid=,
     since=, until=, errors= -- the selection of etwdump (see docs/python.md).
 
@@ -106,7 +111,50 @@ def open(path, manifests=(), *, raw=False, no_manifest_events=False, max_events=
     options = dict(raw=raw, no_manifest_events=no_manifest_events, max_events=max_events,
                    file_order=file_order, default_manifests=default_manifests,
                    windows=None if windows is None else _os.fspath(windows), lang=lang)
+    if stacks:
+        options.update(stacks=True, symbols=_paths(symbols))
     return _Events(path, manifests, options, filters)
+
+
+def _paths(paths):
+    if paths is None:
+        return None
+    if isinstance(paths, (str, bytes)) or hasattr(paths, "__fspath__"):
+        paths = [paths]
+    return [_os.fspath(p) for p in paths]
+
+
+#: The columns of profile()'s DataFrame, in order.
+PROFILE_COLUMNS = ("stack", "pid", "tid", "process", "weight", "count", "frames")
+
+
+def profile(path, *, event=None, weight=None, symbols=None, file_order=False,
+            default_manifests=True, lang=None, **filters):
+    """Where the CPU went (etwdump --profile): a pandas DataFrame with one
+    row per (process, thread, stack) and the columns
+
+    - ``stack``: the stack's id in the profile (0: the sample's stack never
+      came), ``pid``, ``tid``, ``process`` (image name, None when unknown);
+    - ``weight``: the summed weight, ``count``: the number of samples;
+    - ``frames``: a list of frame names, innermost first (module!function,
+      a .NET method, module+0xRVA or 0xADDRESS).
+
+    Samples are the kernel's CPU samples (PerfInfo/Sample, PerfView's idle
+    filter) of the selected processes, threads and time (filters: pid=,
+    tid=, since=, until=, ... as open()); with event=, the selected events
+    instead (one without a stack: stack 0, no frames), each weighing 1 or its payload field
+    ``weight`` (events without it are left out). symbols: local symbol
+    stores for PDB names."""
+    import pandas
+    from ._filters import predicates
+    if weight is not None and event is None:
+        raise ValueError("weight= weighs the events event= selects: give event= too")
+    if event is not None:
+        filters = dict(filters, event=event)
+    from ._native import profile as _profile
+    rows = _profile(_os.fspath(path), predicates(filters) or None, event is not None, weight,
+                    _paths(symbols), file_order, default_manifests, lang)
+    return pandas.DataFrame.from_records(rows, columns=list(PROFILE_COLUMNS))
 
 
 def to_pandas(path, manifests=(), *, expand=None, **kwargs):

@@ -320,6 +320,13 @@ typedef struct Reader {
     int finished;
     int muted;
     uint64_t max_events, returned;
+    /* stacks=True: the first pass's profile (every event's stack), its own
+     * decoder, the events read so far in this pass, frame labels made */
+    etw_profile *prof;
+    etw_decoder *prof_dec;
+    uint64_t seq;
+    PyObject **frame_str;
+    uint32_t nframe_str;
     /* problems met during the last step, warned about after it */
     char *diag_msgs[MAX_PENDING_DIAGS];
     int ndiags;
@@ -761,7 +768,7 @@ static int ext_items(Reader *self, PyObject *d, const etw_event *ev) {
             }
             break;
         case ETW_EXT_STACK_TRACE32:
-        case ETW_EXT_STACK_TRACE64: stacks = 1; break;
+        case ETW_EXT_STACK_TRACE64: stacks = self->prof == NULL; break; /* stacks=True: the profile's */
         case ETW_EXT_STACK_KEY32:
         case ETW_EXT_STACK_KEY64: keys = 1; break;
         default: break;
@@ -798,6 +805,48 @@ static int ext_items(Reader *self, PyObject *d, const etw_event *ev) {
     }
     if (more && set_item(d, K_MORE_STACK_KEYS, more) < 0) return -1;
     return 0;
+}
+
+/* A frame's label (etw_frame_label) as a str, made once per frame. */
+static PyObject *frame_label_obj(PyObject **cache, uint32_t ncache, const etw_profile *p, uint32_t f) {
+    if (f < ncache && cache[f]) {
+        Py_INCREF(cache[f]);
+        return cache[f];
+    }
+    etw_frame_info fi;
+    if (etw_profile_frame(p, f, &fi) != ETW_OK) return PyUnicode_FromString("?");
+    char small[256];
+    char *buf = small;
+    size_t n = etw_frame_label(&fi, small, sizeof small);
+    if (n >= sizeof small) {
+        buf = PyMem_Malloc(n + 1);
+        if (!buf) return PyErr_NoMemory();
+        etw_frame_label(&fi, buf, n + 1);
+    }
+    PyObject *o = PyUnicode_DecodeUTF8(buf, (Py_ssize_t)n, "replace");
+    if (buf != small) PyMem_Free(buf);
+    if (o && f < ncache) {
+        Py_INCREF(o);
+        cache[f] = o;
+    }
+    return o;
+}
+
+/* The frames of a stack node, innermost first, as a list of str. */
+static PyObject *profile_stack_list(PyObject **cache, uint32_t ncache, const etw_profile *p, uint32_t node) {
+    PyObject *l = PyList_New(0);
+    if (!l) return NULL;
+    uint32_t depth = etw_profile_stack_depth(p, node);
+    for (uint32_t n = 0; node != ETW_STACK_NONE && n < depth; n++, node = etw_profile_stack_parent(p, node)) {
+        PyObject *x = frame_label_obj(cache, ncache, p, etw_profile_stack_frame(p, node));
+        if (!x || PyList_Append(l, x) < 0) {
+            Py_XDECREF(x);
+            Py_DECREF(l);
+            return NULL;
+        }
+        Py_DECREF(x);
+    }
+    return l;
 }
 
 static PyObject *id_obj(uint32_t v) { return v == ETW_NO_ID ? PyLong_FromLong(-1) : PyLong_FromUnsignedLong(v); }
@@ -837,6 +886,12 @@ static PyObject *event_obj(Reader *self, const etw_event *ev, const etw_label *l
         set_item(d, K_ACTIVITY_ID, guid_str(self, &ev->activity_id)) < 0)
         goto fail;
     if (ev->ext_count && ext_items(self, d, ev) < 0) goto fail;
+    if (self->prof && self->seq) {
+        uint32_t node = etw_profile_event_stack(self->prof, self->seq - 1);
+        if (node != ETW_STACK_NONE &&
+            set_item(d, K_STACK, profile_stack_list(self->frame_str, self->nframe_str, self->prof, node)) < 0)
+            goto fail;
+    }
     int decoded = 0;
     PyObject *fields = NULL;
     if (ev->is_logfile_header) {
@@ -868,6 +923,10 @@ fail:
 /* ---- construction ---- */
 
 static void Reader_dealloc(Reader *self) {
+    etw_profile_free(self->prof);
+    etw_decoder_free(self->prof_dec);
+    for (uint32_t i = 0; i < self->nframe_str; i++) Py_XDECREF(self->frame_str[i]);
+    PyMem_Free(self->frame_str);
     etw_filter_free(self->filter);
     if (self->dec) etw_decoder_free(self->dec);
     etw_windows_index_free(self->win);
@@ -924,6 +983,224 @@ static int add_filters(Reader *self, PyObject *filters) {
     return 0;
 }
 
+
+/* ---- the profile stage (etw_profile.h) ---- */
+
+/* Kernel PerfInfo class and its Sample opcode (TraceEvent's names). */
+static const etw_guid k_perfinfo = {0xce1dbfb4, 0x137e, 0x4da6, {0x87, 0xb0, 0x3f, 0x59, 0xaa, 0x10, 0x2c, 0xbc}};
+
+/* A top-level number field of ev: 1 and *out, else 0. */
+static int field_number(etw_decoder *dec, const etw_event *ev, const etw_schema *sc, const char *name, double *out) {
+    if (!sc) return 0;
+    etw_decode_cursor c;
+    if (etw_decoder_begin(dec, ev, sc, &c) != ETW_OK) return 0;
+    etw_value v;
+    while (etw_decode_next(&c, &v) == ETW_OK) {
+        if (v.depth != 0 || v.kind != ETW_VALUE_SCALAR || !v.name || strcmp(v.name, name)) continue;
+        if (etw_value_is_integer(&v)) {
+            *out = (double)etw_value_u64(&v);
+            return 1;
+        }
+        if (v.in_type == ETW_INTYPE_FLOAT || v.in_type == ETW_INTYPE_DOUBLE) {
+            double d = etw_value_double(&v);
+            if (d != d) return 0;
+            *out = d;
+            return 1;
+        }
+        return 0;
+    }
+    return 0;
+}
+
+typedef struct py_pick_ctx {
+    etw_filter *filter; /* NULL: none */
+    etw_decoder *dec;
+    int by_event;       /* event= given: the selected events are the samples */
+    const char *weight; /* a payload field, or NULL: 1 */
+    int oom;
+} py_pick_ctx;
+
+/* etwdump's --profile selection (tools/etwdump/profile.c): CPU samples
+ * with PerfView's idle filter, or the selected events. */
+static int py_pick(void *ctx, const etw_event *ev, const etw_schema *sc, uint32_t pid, uint32_t tid,
+                   double *weight) {
+    py_pick_ctx *c = ctx;
+    (void)pid;
+    int cpu = etw_guid_equal(&ev->provider, &k_perfinfo) && ev->opcode == 46;
+    if (!c->by_event && !cpu) return 0;
+    int sel = c->filter ? etw_filter_match(c->filter, c->dec, ev, NULL) : 1;
+    if (sel < 0) c->oom = 1;
+    if (sel <= 0) return 0;
+    if (cpu && !c->by_event && tid == 0) {
+        double reserved = 0;
+        if (!field_number(c->dec, ev, sc, "Reserved", &reserved) || ((uint64_t)reserved & 3) == 0) return 0;
+    }
+    *weight = 1.0;
+    if (c->weight && !field_number(c->dec, ev, sc, c->weight, weight)) return 0;
+    return 1;
+}
+
+/* Read the trace at path once into a finished profile (*prof, with its
+ * decoder *dec). symbols: a sequence of symbol stores or None. pick: NULL
+ * for the profile's own CPU samples. Problems of the data are counted, not
+ * told (the event pass tells them). -1 with an exception set. */
+static int build_profile(PyObject *path, int file_order, int default_manifests, const char *lang,
+                         PyObject *symbols, int keep_event_stacks, py_pick_ctx *pick, etw_decoder **dec,
+                         etw_profile **prof) {
+    *dec = NULL;
+    *prof = NULL;
+    PyObject *fs = PyUnicode_EncodeFSDefault(path);
+    if (!fs) return -1;
+    PyObject *symseq = NULL;
+    const char **paths = NULL;
+    Py_ssize_t nsym = 0;
+    PyObject **symb = NULL;
+    int rc = -1;
+    etw_reader *r = NULL;
+    if (symbols && symbols != Py_None) {
+        symseq = PySequence_Fast(symbols, "symbols must be a sequence of paths");
+        if (!symseq) goto out;
+        nsym = PySequence_Fast_GET_SIZE(symseq);
+        paths = PyMem_Calloc((size_t)nsym + 1, sizeof *paths);
+        symb = PyMem_Calloc((size_t)nsym + 1, sizeof *symb);
+        if (!paths || !symb) {
+            PyErr_NoMemory();
+            goto out;
+        }
+        for (Py_ssize_t i = 0; i < nsym; i++) {
+            if (!PyUnicode_FSConverter(PySequence_Fast_GET_ITEM(symseq, i), &symb[i])) goto out;
+            paths[i] = PyBytes_AS_STRING(symb[i]);
+        }
+    }
+    etw_reader_options ro;
+    memset(&ro, 0, sizeof ro);
+    ro.file_order = file_order;
+    etw_status s;
+    int err;
+    Py_BEGIN_ALLOW_THREADS
+    errno = 0;
+    s = etw_reader_open_file(&r, PyBytes_AS_STRING(fs), &ro);
+    err = errno;
+    Py_END_ALLOW_THREADS
+    if (s != ETW_OK) {
+        open_error(path, s, err);
+        goto out;
+    }
+    etw_decoder_options dopt;
+    memset(&dopt, 0, sizeof dopt);
+    dopt.no_default_manifests = !default_manifests;
+    dopt.lang = lang;
+    if (etw_decoder_new(dec, &dopt) != ETW_OK) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    etw_profile_options po;
+    memset(&po, 0, sizeof po);
+    po.decoder = *dec;
+    po.keep_event_stacks = keep_event_stacks;
+    po.symbol_paths = paths;
+    po.nsymbol_paths = (size_t)nsym;
+    if (pick && (pick->by_event || pick->filter)) {
+        pick->dec = *dec;
+        po.is_sample = py_pick;
+        po.sample_ctx = pick;
+    }
+    if (etw_profile_new(prof, &po) != ETW_OK) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    s = etw_decoder_prescan(*dec, r);
+    etw_event ev;
+    while (s == ETW_OK && etw_reader_next(r, &ev) == ETW_OK) {
+        const etw_schema *sc = NULL;
+        if (!ev.is_logfile_header) etw_decoder_resolve(*dec, &ev, &sc, NULL);
+        s = etw_profile_add(*prof, &ev, sc);
+        if (s == ETW_OK && pick && pick->oom) s = ETW_E_NOMEM;
+    }
+    if (s == ETW_OK) s = etw_profile_finish(*prof);
+    Py_END_ALLOW_THREADS
+    if (s != ETW_OK) {
+        if (s == ETW_E_NOMEM) PyErr_NoMemory();
+        else PyErr_Format(EtwError, "%U: %s", path, etw_strerror(s));
+        goto out;
+    }
+    rc = 0;
+out:
+    if (r) etw_reader_close(r);
+    for (Py_ssize_t i = 0; symb && i < nsym; i++) Py_XDECREF(symb[i]);
+    PyMem_Free(symb);
+    PyMem_Free(paths);
+    Py_XDECREF(symseq);
+    Py_DECREF(fs);
+    if (rc < 0) {
+        etw_profile_free(*prof);
+        etw_decoder_free(*dec);
+        *prof = NULL;
+        *dec = NULL;
+    }
+    return rc;
+}
+
+/* profile(path, filters=None, by_event=False, weight=None, symbols=None,
+ *         file_order=False, default_manifests=True, lang=None): the samples
+ * as [(stack, pid, tid, process, weight, count, frames), ...], frames
+ * innermost first. */
+static PyObject *native_profile(PyObject *mod, PyObject *args, PyObject *kw) {
+    (void)mod;
+    static char *kwlist[] = {"path", "filters", "by_event", "weight", "symbols", "file_order",
+                             "default_manifests", "lang", NULL};
+    PyObject *path_obj, *filters = Py_None, *symbols = Py_None;
+    int by_event = 0, file_order = 0, default_manifests = 1;
+    const char *weight = NULL, *lang = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|OpzOppz", kwlist, PyUnicode_FSDecoder, &path_obj, &filters,
+                                     &by_event, &weight, &symbols, &file_order, &default_manifests, &lang))
+        return NULL;
+    Reader tmp; /* add_filters builds its filter here */
+    memset(&tmp, 0, sizeof tmp);
+    PyObject *result = NULL;
+    etw_decoder *dec = NULL;
+    etw_profile *prof = NULL;
+    PyObject **cache = NULL;
+    uint32_t ncache = 0;
+    if (filters != Py_None && PyObject_IsTrue(filters) && add_filters(&tmp, filters) < 0) goto out;
+    py_pick_ctx pick = {tmp.filter, NULL, by_event, weight, 0};
+    if (build_profile(path_obj, file_order, default_manifests, lang, symbols, 0, &pick, &dec, &prof) < 0) goto out;
+    ncache = etw_profile_frame_count(prof);
+    cache = PyMem_Calloc(ncache ? ncache : 1, sizeof *cache);
+    if (!cache) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    size_t n = etw_profile_sample_count(prof);
+    result = PyList_New(0);
+    for (size_t i = 0; result && i < n; i++) {
+        etw_profile_sample sm;
+        if (etw_profile_sample_at(prof, i, &sm) != ETW_OK) continue;
+        const char *pn;
+        size_t pl;
+        PyObject *proc = etw_profile_process_name(prof, sm.pid, &pn, &pl) == ETW_OK
+                             ? PyUnicode_DecodeUTF8(pn, (Py_ssize_t)pl, "replace")
+                             : (Py_INCREF(Py_None), Py_None);
+        PyObject *frames = profile_stack_list(cache, ncache, prof, sm.stack);
+        PyObject *row = proc && frames ? Py_BuildValue("(INNOdKO)", sm.stack, id_obj(sm.pid), id_obj(sm.tid), proc,
+                                                       sm.weight, (unsigned long long)sm.count, frames)
+                                       : NULL;
+        Py_XDECREF(proc);
+        Py_XDECREF(frames);
+        if (!row || PyList_Append(result, row) < 0) Py_CLEAR(result);
+        Py_XDECREF(row);
+    }
+out:
+    for (uint32_t i = 0; cache && i < ncache; i++) Py_XDECREF(cache[i]);
+    PyMem_Free(cache);
+    etw_profile_free(prof);
+    etw_decoder_free(dec);
+    etw_filter_free(tmp.filter);
+    Py_DECREF(path_obj);
+    return result;
+}
+
 /* Reader(path, manifests=(), *, raw=False, no_manifest_events=False,
  *        max_events=0, file_order=False, range=None, learn=None,
  *        no_decode=False, filters=None, default_manifests=True,
@@ -931,15 +1208,16 @@ static int add_filters(Reader *self, PyObject *filters) {
 static int Reader_init(Reader *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"path", "manifests", "raw", "no_manifest_events", "max_events",
                              "file_order", "range", "learn", "no_decode", "filters",
-                             "default_manifests", "windows", "lang", NULL};
+                             "default_manifests", "windows", "lang", "stacks", "symbols", NULL};
     PyObject *path_obj, *manifests = NULL, *range = Py_None, *learn = Py_None, *filters = Py_None;
-    PyObject *windows = Py_None;
+    PyObject *windows = Py_None, *symbols = Py_None;
     const char *lang = NULL;
-    int raw = 0, no_me = 0, file_order = 0, no_decode = 0, default_manifests = 1;
+    int raw = 0, no_me = 0, file_order = 0, no_decode = 0, default_manifests = 1, stacks = 0;
     unsigned long long max_events = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|O$ppKpOOpOpOz", kwlist, PyUnicode_FSDecoder, &path_obj,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|O$ppKpOOpOpOzpO", kwlist, PyUnicode_FSDecoder, &path_obj,
                                      &manifests, &raw, &no_me, &max_events, &file_order, &range, &learn,
-                                     &no_decode, &filters, &default_manifests, &windows, &lang))
+                                     &no_decode, &filters, &default_manifests, &windows, &lang, &stacks,
+                                     &symbols))
         return -1;
     if (self->r || self->path) {
         Py_DECREF(path_obj);
@@ -1128,6 +1406,20 @@ static int Reader_init(Reader *self, PyObject *args, PyObject *kw) {
         flush_diags(self);
         self->muted = 0;
     }
+    if (stacks) {
+        /* the first pass: every event's stack (the events are counted the
+         * same way by Reader_iternext) */
+        if (range != Py_None) {
+            PyErr_SetString(PyExc_ValueError, "stacks=True reads the whole trace: not with a range");
+            return -1;
+        }
+        if (build_profile(self->path, file_order, default_manifests, lang, symbols, 1, NULL, &self->prof_dec,
+                          &self->prof) < 0)
+            return -1;
+        self->nframe_str = etw_profile_frame_count(self->prof);
+        self->frame_str = PyMem_Calloc(self->nframe_str ? self->nframe_str : 1, sizeof *self->frame_str);
+        if (!self->frame_str) return PyErr_NoMemory(), -1;
+    }
     if (range != Py_None) {
         long long from, to;
         if (!PyArg_ParseTuple(range, "LL", &from, &to)) return -1;
@@ -1162,6 +1454,7 @@ static PyObject *Reader_iternext(Reader *self) {
             PyErr_SetString(PyExc_TypeError, "this reader does not decode (no_decode=True)");
             return NULL;
         }
+        self->seq++; /* every event, as the first pass of stacks=True counted them */
         /* every event goes through the decoder (the filter or the label
          * resolves it), so EventSource manifests are learned from events
          * left out */
@@ -1401,8 +1694,14 @@ static PyTypeObject ReaderType = {
     .tp_new = PyType_GenericNew,
 };
 
+static PyMethodDef native_functions[] = {
+    {"profile", (PyCFunction)(void (*)(void))native_profile, METH_VARARGS | METH_KEYWORDS,
+     "The profile's samples: [(stack, pid, tid, process, weight, count, frames), ...]."},
+    {NULL, NULL, 0, NULL},
+};
+
 static PyModuleDef native_module = {
-    PyModuleDef_HEAD_INIT, .m_name = "etwdecode._native",
+    PyModuleDef_HEAD_INIT, .m_name = "etwdecode._native", .m_methods = native_functions,
     .m_doc = "libetwdecode for Python: the native half of the etwdecode package.", .m_size = -1,
 };
 

@@ -42,7 +42,9 @@ def test_stats_with_filters_and_schemas_of_every_trace():
         args += ["-m", m]
     rc, out, err = etwdump_text(*args, trace("net.4.5.2.x64.etl"))
     assert rc == 0, err
-    assert got == json.loads(out) and got["events"] > 0
+    want = json.loads(out)
+    want.pop("cpu_samples", None)  # etwdump's CPU profile: etwdecode.profile() in Python
+    assert got == want and got["events"] > 0
     for name in TRACES:
         args = ["--schemas"]
         for m in MANIFESTS.get(name, []):

@@ -191,8 +191,9 @@ static int stack_key_of(const etw_ext_item *it, uint64_t *k) {
  * MatchId is not 0), any later one in "more_stacks"; then the STACK_KEY
  * items the same way ("stack_key", "stack_key_match_id", "more_stack_keys").
  * The Python module (python/etwdecode/_native.c ext_items) builds the same
- * keys in the same order. */
-static void ext_fields(etw_text *t, const etw_event *ev) {
+ * keys in the same order. no_stack: the caller supplies "stack"
+ * (etw_json_options.stack), so the STACK_TRACE items are left out. */
+static void ext_fields(etw_text *t, const etw_event *ev, int no_stack) {
     etw_ext_item it;
     uint32_t pos = 0, nstack = 0, nkey = 0;
     int stacks = 0, keys = 0;
@@ -209,7 +210,7 @@ static void ext_fields(etw_text *t, const etw_event *ev) {
             }
             break;
         case ETW_EXT_STACK_TRACE32:
-        case ETW_EXT_STACK_TRACE64: stacks = 1; break;
+        case ETW_EXT_STACK_TRACE64: stacks = !no_stack; break;
         case ETW_EXT_STACK_KEY32:
         case ETW_EXT_STACK_KEY64: keys = 1; break;
         default: break;
@@ -264,6 +265,20 @@ static void ext_fields(etw_text *t, const etw_event *ev) {
         etw_text_putc(t, '}');
     }
     if (nkey > 1) etw_text_putc(t, ']');
+}
+
+/* "stack" from the caller (etw_json_options.stack): frame labels. */
+static void caller_stack(etw_json *j, etw_text *t, const etw_event *ev) {
+    const etw_json_frame *fr = NULL;
+    size_t n = j->opt.stack(j->opt.stack_ctx, ev, &fr);
+    if (!n || !fr) return;
+    key(t, "stack");
+    etw_text_putc(t, '[');
+    for (size_t i = 0; i < n; i++) {
+        if (i) etw_text_putc(t, ',');
+        etw_text_json_utf8(t, fr[i].s, fr[i].len);
+    }
+    etw_text_putc(t, ']');
 }
 
 /* The memo slot that holds ev's descriptor keys, or NULL. Only for events
@@ -355,7 +370,8 @@ ids:;
         key(t, "activity_id");
         guid_value(t, &ev->activity_id);
     }
-    ext_fields(t, ev);
+    ext_fields(t, ev, j->opt.stack != NULL);
+    if (j->opt.stack) caller_stack(j, t, ev);
     key(t, "fields");
     int decoded = 0;
     if (ev->is_logfile_header && r) {

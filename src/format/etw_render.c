@@ -506,8 +506,8 @@ static void render_text(etw_renderer *rd, const etw_event *ev, const char *line,
     etw_text *t = &rd->out;
     const char *val[NFIXED] = {0};
     size_t vlen[NFIXED] = {0};
-    const char *fields = NULL;
-    size_t flen = 0;
+    const char *fields = NULL, *stack = NULL;
+    size_t flen = 0, slen = 0;
     size_t pos = 0;
     etw_jmember m;
     while (etw_jscan_next_member(line, len, &pos, &m)) {
@@ -518,6 +518,9 @@ static void render_text(etw_renderer *rd, const etw_event *ev, const char *line,
         } else if (etw_jscan_key_is(m.key, m.key_len, "fields", 6)) {
             fields = m.value;
             flen = m.value_len;
+        } else if (etw_jscan_key_is(m.key, m.key_len, "stack", 5)) {
+            stack = m.value;
+            slen = m.value_len;
         }
     }
     time_text(rd, t, ev->timestamp, 0);
@@ -540,6 +543,10 @@ static void render_text(etw_renderer *rd, const etw_event *ev, const char *line,
         etw_text_put(t, m.key, m.key_len);
         etw_text_putc(t, '=');
         text_value(t, m.value, m.value_len);
+    }
+    if (stack) { /* a JSON array, as structs and arrays are shown */
+        etw_text_puts(t, " stack=");
+        etw_text_put(t, stack, slen);
     }
     static const int tail[] = {COL_MESSAGE, COL_ERROR, COL_RAW};
     for (size_t i = 0; i < sizeof tail / sizeof tail[0]; i++) {

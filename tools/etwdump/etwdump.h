@@ -6,6 +6,7 @@
  *   filter.c    selection options -> etw_filter
  *   output.c    the selected events as JSON, text or CSV (etw_render)
  *   stats.c     --stats and --schemas
+ *   profile.c   --profile and --stacks (the profile stage, etw_profile.h)
  *   progress.c  the progress line, Ctrl-C and broken pipes
  *   main.c      puts them together
  */
@@ -29,6 +30,7 @@
  * device) is held in memory: at most this many bytes (docs/limits.md). */
 #define STREAM_MAX ((size_t)1 << 30)
 #define MAX_JOBS 256
+#define MAX_SYMBOLS 64
 
 /* One selection option as given: --provider X is {"provider", 0, "X"},
  * --exclude-pid 4 is {"pid", 1, "4"}. */
@@ -69,6 +71,12 @@ typedef struct options {
     filter_spec filters[MAX_FILTERS];
     int nfilters;
     unsigned jobs; /* -j; 0: the processors available */
+    int stacks;        /* --stacks: "stack" (frame labels) on every event that has one */
+    int profile;       /* --profile FORMAT given */
+    etw_profile_format profile_format;
+    const char *weight; /* --weight FIELD: a --profile sample's weight */
+    const char *symbols[MAX_SYMBOLS]; /* --symbols DIR */
+    int nsymbols;
 } options;
 
 typedef struct manifests manifests;
@@ -93,6 +101,7 @@ typedef struct session {
     int several;         /* more than one file is read */
     int par_problems;    /* --stats -j N: the decoders reported problems */
     int cut_short;       /* the run stopped before the end (-n reached, a closed pipe) */
+    int saw_stacks;      /* --stats: a StackWalk event was read (CPU samples by module follow) */
 } session;
 
 /* options.c: the command line. Returns 1 when o is filled, 0 on a usage error
@@ -154,6 +163,34 @@ void on_manifest_diag(void *ctx, const etw_diag *d);
 /* One line per -m folder whose manifests had problems (not with --quiet). */
 void manifests_summary(manifests *ms);
 void manifests_free(manifests *ms);
+
+/* profile.c: --profile, a CPU (or --event) profile instead of the events. */
+int run_profile(session *s);
+
+/* profile.c: --stacks - read the whole trace once into a profile that keeps
+ * every event's stack; *out is then what run_events gives the renderer
+ * (stack_source_fn/ctx), freed with stack_source_free. EXIT_CLEAN or
+ * EXIT_FATAL (reported). */
+typedef struct stack_source stack_source;
+int stack_source_build(session *s, stack_source **out);
+/* The renderer's stack callback (etw_json_options.stack); ctx: the source. */
+size_t stack_source_fn(void *ctx, const etw_event *ev, const etw_json_frame **frames);
+/* Count one event read (every event, selected or not, in read order):
+ * the next call of stack_source_fn is about it. */
+void stack_source_next(stack_source *src);
+void stack_source_free(stack_source *src);
+
+/* profile.c: 1 when ev is a kernel StackWalk event (the trace has stacks). */
+int has_stacks(const etw_event *ev);
+/* profile.c: --stats on a trace with stacks: the selected CPU samples by
+ * module and function (their innermost frame), the top 15 of each, as text
+ * lines or (json) one JSON object; reads the trace again from the start on
+ * one thread. *text is malloc'd (free it). EXIT_CLEAN, or the failure
+ * (reported). */
+int cpu_summary(session *s, int json, char **text, size_t *len);
+
+/* profile.c: the profile options every run shares (symbol stores, diag). */
+void profile_options_init(const session *s, etw_decoder *dec, etw_profile_options *po);
 
 /* stats.c: --stats, a summary instead of the events. */
 int run_stats(session *s);

@@ -170,7 +170,8 @@ int main(int argc, char **argv) {
             if (i == 0 || t < s.origin) s.origin = t;
         }
         etw_filter_set_origin(filter, s.origin);
-        int r2 = o.stats     ? run_stats(&s)
+        int r2 = o.profile   ? run_profile(&s)
+                 : o.stats   ? run_stats(&s)
                  : o.schemas ? run_schemas(&s)
                  : parallel  ? run_events_parallel(&s)
                              : run_events(&s);

@@ -52,10 +52,36 @@ static const char usage_text[] =
     "  --stats              print a summary instead of the events: the files,\n"
     "                       events by provider, event and process (count, first\n"
     "                       and last time, bytes), lost events, decode errors;\n"
-    "                       with --format json, the same as one JSON object\n"
+    "                       with --format json, the same as one JSON object;\n"
+    "                       a trace with stacks adds the top modules and\n"
+    "                       functions by CPU samples (\"cpu_samples\")\n"
     "  --schemas            print the schemas the selected events use (provider,\n"
     "                       event, version, fields with types and maps, source)\n"
     "                       as one JSON object\n"
+    "  --stacks             add \"stack\" to every event that has one: its frames,\n"
+    "                       innermost first, named module!function (a PDB from\n"
+    "                       --symbols), a .NET method, module+0xRVA or 0xADDRESS;\n"
+    "                       the stacks are gathered as PerfView does (StackWalk\n"
+    "                       events and stack keys, extended items, ClrStack), so\n"
+    "                       the trace is read twice and -j is ignored (one thread)\n"
+    "  --profile FORMAT     write a profile instead of the events: folded (one\n"
+    "                       line per process, thread and stack, root first, for\n"
+    "                       flamegraph.pl, inferno, speedscope), speedscope (its\n"
+    "                       JSON file format) or firefox (the Firefox Profiler's\n"
+    "                       processed format). Samples: the kernel's CPU samples\n"
+    "                       (PerfInfo/Sample, PerfView's idle filter applied) of\n"
+    "                       the selected processes, threads and time range; with\n"
+    "                       --event, the selected events instead (one without a\n"
+    "                       stack counts under its process and thread alone),\n"
+    "                       each of weight 1 unless --weight; the trace\n"
+    "                       is read once on one thread; -n does not apply\n"
+    "  --weight FIELD       with --profile --event: a sample's weight is its\n"
+    "                       payload field FIELD (a number; events without it are\n"
+    "                       left out), e.g. --event GC/AllocationTick --weight\n"
+    "                       AllocationAmount\n"
+    "  --symbols DIR        a local symbol store to name native frames from\n"
+    "                       their PDBs (a folder in the symbol-server layout, or\n"
+    "                       srv*DIR[*URL]: the network is never used); repeatable\n"
     "  --no-progress        no progress line (it is shown on standard error only\n"
     "                       when that is a terminal, the input is over 4 MiB and\n"
     "                       the events do not go to a terminal too)\n"
@@ -256,6 +282,30 @@ int parse_args(int argc, char **argv, options *o) {
         } else if (!strcmp(a, "--fields")) {
             if (++i >= argc) goto missing;
             if (!add_fields(o, argv[i])) return 0;
+        } else if (!strcmp(a, "--stacks")) {
+            o->stacks = 1;
+        } else if (!strcmp(a, "--profile")) {
+            if (++i >= argc) goto missing;
+            if (etw_profile_format_parse(argv[i], &o->profile_format) != ETW_OK) {
+                fprintf(stderr, "etwdump: unknown profile format '%s' (known: folded, speedscope, firefox)\n",
+                        argv[i]);
+                return 0;
+            }
+            o->profile = 1;
+        } else if (!strcmp(a, "--weight")) {
+            if (++i >= argc) goto missing;
+            if (!*argv[i]) {
+                fprintf(stderr, "etwdump: --weight needs a field name\n");
+                return 0;
+            }
+            o->weight = argv[i];
+        } else if (!strcmp(a, "--symbols")) {
+            if (++i >= argc) goto missing;
+            if (o->nsymbols == MAX_SYMBOLS) {
+                fprintf(stderr, "etwdump: at most %d --symbols options\n", MAX_SYMBOLS);
+                return 0;
+            }
+            o->symbols[o->nsymbols++] = argv[i];
         } else if (!strcmp(a, "--schemas")) {
             o->schemas = 1;
         } else if (!strcmp(a, "--no-progress")) {
@@ -314,6 +364,28 @@ int parse_args(int argc, char **argv, options *o) {
     if (o->stats && o->schemas) {
         fprintf(stderr, "etwdump: --stats and --schemas: one summary at a time\n");
         return 0;
+    }
+    if (o->profile && (o->stats || o->schemas)) {
+        fprintf(stderr, "etwdump: --profile writes a profile: not with --%s\n", o->stats ? "stats" : "schemas");
+        return 0;
+    }
+    if (o->profile && o->stacks) {
+        fprintf(stderr, "etwdump: --stacks adds stacks to the events; --profile writes a profile instead\n");
+        return 0;
+    }
+    if (o->weight && !o->profile) {
+        fprintf(stderr, "etwdump: --weight is the weight of --profile's samples: it needs --profile\n");
+        return 0;
+    }
+    if (o->weight) {
+        int event = 0;
+        for (int i = 0; i < o->nfilters; i++)
+            if (!strcmp(o->filters[i].key, "event") && !o->filters[i].exclude && o->filters[i].value[0] != '!')
+                event = 1;
+        if (!event) {
+            fprintf(stderr, "etwdump: --weight FIELD weighs the events --event selects: give --event too\n");
+            return 0;
+        }
     }
     return 1;
 }

@@ -62,8 +62,18 @@ int run_events(session *s) {
     ro.time = o->time;
     ro.time_origin = s->origin;
     ro.utc_offset = local_offset;
+    stack_source *src = NULL;
+    if (o->stacks) { /* the first pass: every event's stack */
+        int sr = stack_source_build(s, &src);
+        if (sr != EXIT_CLEAN) return sr;
+        ro.json.stack = stack_source_fn;
+        ro.json.stack_ctx = src;
+    }
     etw_renderer *rd;
-    if (etw_renderer_new(&rd, NULL, &ro) != ETW_OK) return out_of_memory();
+    if (etw_renderer_new(&rd, NULL, &ro) != ETW_OK) {
+        stack_source_free(src);
+        return out_of_memory();
+    }
     if (s->several) etw_renderer_set_file(rd, etw_multi_name(s->m, 0)); /* CSV: the column */
     int rc = EXIT_CLEAN;
     if (o->format == ETW_RENDER_CSV && !o->nfields) rc = learn_columns(s, rd);
@@ -84,6 +94,7 @@ int run_events(session *s) {
     unsigned long long n = 0, read = 0;
     while (rc == EXIT_CLEAN && !stopped && etw_multi_next(s->m, &ev, &file) == ETW_OK) {
         progress_tick(pg, ++read, file, &ev);
+        stack_source_next(src); /* counted as the first pass counted: every event */
         if (stop_requested()) {
             rc = EXIT_INTERRUPTED;
             break;
@@ -112,6 +123,7 @@ int run_events(session *s) {
     if (stopped) s->cut_short = 1;
     progress_end(pg);
     etw_renderer_free(rd);
+    stack_source_free(src);
     etw_decoder_finish(s->dec);
     if (stop_requested() && rc == EXIT_CLEAN) rc = EXIT_INTERRUPTED;
     if (rc == EXIT_CLEAN) {
@@ -127,7 +139,8 @@ int run_events(session *s) {
 /* --- -j: the pipeline ------------------------------------------------------- */
 
 int parallel_run(const options *o, etw_multi *m) {
-    if (o->schemas) return 0;
+    /* --stacks and --profile: the profile reads the trace in order, on one thread */
+    if (o->schemas || o->stacks || o->profile) return 0;
     int several = etw_multi_count(m) > 1;
     /* --stats: -j 1, -n (the reader's counts where it stops) and several
      * files stay in scan() */

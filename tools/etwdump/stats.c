@@ -29,6 +29,7 @@ static int scan(session *s, summary *sm) {
             rc = EXIT_INTERRUPTED;
             break;
         }
+        if (!s->saw_stacks && has_stacks(&ev)) s->saw_stacks = 1;
         int sel = etw_filter_match(s->filter, s->dec, &ev, &l);
         etw_status st = ETW_OK;
         if (sel >= 0 && sm->stats) st = etw_stats_observe(sm->stats, s->dec, &ev, &l);
@@ -196,6 +197,7 @@ static etw_status stat_write(void *ctx, const void *data, size_t len) {
 static int stat_on_read(void *ctx, uint64_t n, const etw_event *ev) {
     stat_run *sr = ctx;
     progress_tick(sr->pg, n, 0, ev);
+    if (!sr->s->saw_stacks && has_stacks(ev)) sr->s->saw_stacks = 1;
     if (stop_requested()) {
         sr->interrupted = 1;
         return 1;
@@ -330,7 +332,42 @@ int run_stats(session *s) {
             rc = EXIT_FATAL;
         }
     }
-    rc = finish(s, rc, text, len, s->o->format == ETW_RENDER_JSON && s->o->format_given);
+    /* a trace with stacks: where the CPU samples were (not with -n: the
+     * counts above stop there) */
+    char *cpu = NULL;
+    size_t cpu_len = 0;
+    int json = s->o->format == ETW_RENDER_JSON && s->o->format_given;
+    if ((rc == EXIT_CLEAN || rc == EXIT_SKIPPED) && s->saw_stacks && !s->o->max_events) {
+        int r2 = cpu_summary(s, json, &cpu, &cpu_len);
+        if (r2 != EXIT_CLEAN) rc = r2;
+    }
+    char *joined = NULL;
+    if (cpu && json && len && text[len - 1] == '}') {
+        /* the library's object, with "cpu_samples" as its last member */
+        joined = malloc(len + cpu_len + 32);
+        if (joined) {
+            memcpy(joined, text, len - 1);
+            size_t k = len - 1;
+            memcpy(joined + k, ",\"cpu_samples\":", 15);
+            k += 15;
+            memcpy(joined + k, cpu, cpu_len);
+            k += cpu_len;
+            joined[k++] = '}';
+            text = joined;
+            len = k;
+        }
+    } else if (cpu && !json) {
+        joined = malloc(len + cpu_len + 1);
+        if (joined) {
+            memcpy(joined, text, len);
+            memcpy(joined + len, cpu, cpu_len);
+            text = joined;
+            len += cpu_len;
+        }
+    }
+    rc = finish(s, rc, text, len, json);
+    free(joined);
+    free(cpu);
     free(readers);
     free(names);
     etw_stats_free(sm.stats);
