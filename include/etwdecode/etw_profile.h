@@ -131,8 +131,9 @@ typedef struct etw_profile_options {
      * "NonProcess" is idle), each weight 1. */
     etw_profile_sample_fn is_sample;
     void *sample_ctx;
-    /* 1: keep the stack of every event (etw_profile_event_stack); 0: only
-     * the samples' (less memory). */
+    /* 1: keep the stack of every event (etw_profile_event_stack: 12 bytes
+     * per event with a stack); 0: only the summed samples, whose memory
+     * grows with the distinct stacks, not the events. */
     int keep_event_stacks;
     /* Local symbol stores to find PDBs in (etw_symstore_find(): a folder in
      * the symbol-server layout, or srv*DIR[*URL]; never the network). */
@@ -160,8 +161,9 @@ etw_status etw_profile_add(etw_profile *p, const etw_event *ev, const etw_schema
 etw_status etw_profile_finish(etw_profile *p);
 
 /* After finish: the stack of the event numbered seq (the seq-th call of
- * etw_profile_add, from 0), ETW_STACK_NONE if it has none (or when
- * keep_event_stacks was 0 and it is not a sample). */
+ * etw_profile_add, from 0), ETW_STACK_NONE if it has none, and always when
+ * keep_event_stacks was 0 (the samples' stacks are then only in the summed
+ * samples). */
 uint32_t etw_profile_event_stack(const etw_profile *p, uint64_t seq);
 
 /* The stack tree. Node ids run from 1 to etw_profile_stack_count(p)

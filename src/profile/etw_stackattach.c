@@ -26,7 +26,9 @@ static uint64_t kernel_min(unsigned ptr) {
 static etw_status deliver(etw_profile *p, uint64_t seq, int is_sample, uint32_t pid, uint32_t tid, double w,
                           int64_t time, uint32_t stack) {
     etw_attach *a = &p->att;
-    if (stack != ETW_STACK_NONE && (p->opt.keep_event_stacks || is_sample)) {
+    /* per event only when asked: a profile's memory grows with its distinct
+     * stacks, not with its samples (etw_profile.h) */
+    if (stack != ETW_STACK_NONE && p->opt.keep_event_stacks) {
         etw_status st = etw_grow_array(&p->alloc, (void **)&a->evs, &a->evs_cap, a->nevs + 1, sizeof *a->evs,
                                        &p->tree.bytes);
         if (st != ETW_OK) return st;
