@@ -31,58 +31,153 @@ static uint64_t bound_for(uint64_t in_size) {
     return b < ETW_UNPACK_MAX ? b : ETW_UNPACK_MAX;
 }
 
-/* The current entry's data into *out (size *len), counting it in *total. */
-static etw_status read_entry(const etw_allocator *a, struct archive *ar, struct archive_entry *e,
-                             uint64_t bound, uint64_t *total, uint8_t **out, size_t *len) {
-    size_t cap = (size_t)1 << 20, n = 0;
-    uint64_t said_size = UINT64_MAX;
-    if (archive_entry_size_is_set(e)) {
-        la_int64_t said = archive_entry_size(e);
-        if (said < 0) return ETW_E_DECOMPRESS;
-        if ((uint64_t)said > bound - *total) return ETW_E_LIMIT; /* refused before any work */
-        said_size = (uint64_t)said;
-        cap = (size_t)said + 1; /* +1: the read that finds the end */
+/* A reading of the input from its start, with every filter and format. */
+static struct archive *open_archive(const char *path, const void *mem, size_t mem_size, etw_status *why) {
+    struct archive *ar = archive_read_new();
+    if (!ar) {
+        *why = ETW_E_NOMEM;
+        return NULL;
     }
-    if ((uint64_t)cap > bound - *total + 1) cap = (size_t)(bound - *total + 1);
-    uint8_t *b = etw_alloc(a, cap);
-    if (!b) return ETW_E_NOMEM;
+    archive_read_support_filter_gzip(ar);
+    archive_read_support_filter_zstd(ar);
+    archive_read_support_filter_xz(ar);
+    archive_read_support_filter_bzip2(ar);
+    archive_read_support_format_zip(ar);
+    archive_read_support_format_tar(ar);
+    archive_read_support_format_raw(ar);
+    int rc = mem ? archive_read_open_memory(ar, mem, mem_size) : archive_read_open_filename(ar, path, 65536);
+    if (rc != ARCHIVE_OK) {
+        int err = archive_errno(ar);
+        archive_read_free(ar);
+        *why = ETW_E_DECOMPRESS;
+        if (!mem && (err == ENOENT || err == EACCES || err == EIO || err == EISDIR || err == EMFILE)) {
+            errno = err;
+            *why = ETW_E_IO;
+        }
+        return NULL;
+    }
+    return ar;
+}
+
+/* The next entry to give (a trace), NULL at the end or on an error (*why). */
+static struct archive_entry *next_trace(struct archive *ar, int *single, etw_status *why) {
+    struct archive_entry *e;
+    *why = ETW_OK;
     for (;;) {
+        int rc = archive_read_next_header(ar, &e);
+        if (rc == ARCHIVE_EOF) return NULL;
+        if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
+            *why = ETW_E_DECOMPRESS;
+            return NULL;
+        }
+        *single = archive_format(ar) == ARCHIVE_FORMAT_RAW;
+        if (*single || (archive_entry_filetype(e) == AE_IFREG && ends_with_etl(archive_entry_pathname(e))))
+            return e;
+    }
+}
+
+/* Pass 1: the size of every trace, without keeping its bytes (a bomb costs
+ * time up to the bound, no memory). An entry whose header states its size
+ * is not decompressed here: pass 2 holds it to that size. */
+static etw_status measure(const etw_allocator *a, const char *path, const void *mem, size_t mem_size,
+                          uint64_t bound, uint64_t **sizes_out, size_t *count) {
+    etw_status s = ETW_OK;
+    struct archive *ar = open_archive(path, mem, mem_size, &s);
+    if (!ar) return s;
+    uint64_t *sizes = NULL, total = 0;
+    size_t n = 0, cap = 0;
+    enum { SCRATCH = 65536 };
+    unsigned char *scratch = etw_alloc(a, SCRATCH);
+    if (!scratch) {
+        archive_read_free(ar);
+        return ETW_E_NOMEM;
+    }
+    struct archive_entry *e;
+    int single = 0;
+    while ((e = next_trace(ar, &single, &s)) != NULL) {
+        if (n == ETW_MULTI_MAX_FILES) {
+            s = ETW_E_LIMIT;
+            break;
+        }
         if (n == cap) {
-            if ((uint64_t)n > bound - *total) { /* one byte past the bound was produced */
-                etw_free(a, b);
-                return ETW_E_LIMIT;
+            size_t nc = cap ? cap * 2 : 8;
+            uint64_t *ns = etw_alloc(a, nc * sizeof *ns);
+            if (!ns) {
+                s = ETW_E_NOMEM;
+                break;
             }
-            size_t nc = cap * 2;
-            if ((uint64_t)nc > bound - *total + 1) nc = (size_t)(bound - *total + 1);
-            uint8_t *nb = etw_alloc(a, nc);
-            if (!nb) {
-                etw_free(a, b);
-                return ETW_E_NOMEM;
-            }
-            memcpy(nb, b, n);
-            etw_free(a, b);
-            b = nb;
+            if (n) memcpy(ns, sizes, n * sizeof *ns);
+            etw_free(a, sizes);
+            sizes = ns;
             cap = nc;
         }
-        la_ssize_t k = archive_read_data(ar, b + n, cap - n);
+        uint64_t size = 0;
+        if (archive_entry_size_is_set(e)) {
+            la_int64_t said = archive_entry_size(e);
+            if (said < 0) {
+                s = ETW_E_DECOMPRESS;
+                break;
+            }
+            size = (uint64_t)said;
+            if (size > bound - total) {
+                s = ETW_E_LIMIT; /* refused before any work */
+                break;
+            }
+        } else {
+            for (;;) {
+                la_ssize_t k = archive_read_data(ar, scratch, SCRATCH);
+                if (k < 0) {
+                    s = ETW_E_DECOMPRESS;
+                    break;
+                }
+                if (k == 0) break;
+                size += (uint64_t)k;
+                if (size > bound - total) {
+                    s = ETW_E_LIMIT;
+                    break;
+                }
+            }
+            if (s != ETW_OK) break;
+        }
+        total += size;
+        sizes[n++] = size;
+    }
+    archive_read_free(ar);
+    etw_free(a, scratch);
+    if (s != ETW_OK) {
+        etw_free(a, sizes);
+        return s;
+    }
+    *sizes_out = sizes;
+    *count = n;
+    return ETW_OK;
+}
+
+/* Pass 2: the current entry's bytes into an allocation of the size pass 1
+ * found; a byte more (a lying header, a file changed since) is damage. */
+static etw_status read_entry(const etw_allocator *a, struct archive *ar, uint64_t size, uint8_t **out) {
+    if (size > SIZE_MAX - 1) return ETW_E_LIMIT;
+    uint8_t *b = etw_alloc(a, (size_t)size + 1); /* +1: room to see a byte too many */
+    if (!b) return ETW_E_NOMEM;
+    size_t n = 0;
+    for (;;) {
+        la_ssize_t k = archive_read_data(ar, b + n, (size_t)size + 1 - n);
         if (k < 0) {
             etw_free(a, b);
             return ETW_E_DECOMPRESS;
         }
         if (k == 0) break;
         n += (size_t)k;
-        if ((uint64_t)n > said_size) { /* more than the entry's header said: a lying size */
+        if (n > size) {
             etw_free(a, b);
             return ETW_E_DECOMPRESS;
         }
     }
-    if ((uint64_t)n > bound - *total) {
+    if (n != size) { /* fewer bytes than stated */
         etw_free(a, b);
-        return ETW_E_LIMIT;
+        return ETW_E_DECOMPRESS;
     }
-    *total += n;
     *out = b;
-    *len = n;
     return ETW_OK;
 }
 
@@ -95,49 +190,32 @@ etw_status etw_unpack(const etw_allocator *a, const char *path, const void *mem,
         if (stat(path, &st) != 0) return ETW_E_IO;
         in_size = st.st_size > 0 ? (uint64_t)st.st_size : 0;
     }
-    uint64_t bound = bound_for(in_size);
-    struct archive *ar = archive_read_new();
-    if (!ar) return ETW_E_NOMEM;
-    archive_read_support_filter_gzip(ar);
-    archive_read_support_filter_zstd(ar);
-    archive_read_support_filter_xz(ar);
-    archive_read_support_filter_bzip2(ar);
-    archive_read_support_format_zip(ar);
-    archive_read_support_format_tar(ar);
-    archive_read_support_format_raw(ar);
-    int rc = mem ? archive_read_open_memory(ar, mem, mem_size) : archive_read_open_filename(ar, path, 65536);
-    if (rc != ARCHIVE_OK) {
-        int err = archive_errno(ar);
-        archive_read_free(ar);
-        if (!mem && (err == ENOENT || err == EACCES || err == EIO || err == EISDIR || err == EMFILE)) {
-            errno = err;
-            return ETW_E_IO;
-        }
-        return ETW_E_DECOMPRESS;
+    uint64_t *sizes = NULL;
+    size_t count = 0;
+    etw_status s = measure(a, path, mem, mem_size, bound_for(in_size), &sizes, &count);
+    if (s != ETW_OK) return s;
+    if (count == 0) {
+        etw_free(a, sizes);
+        return ETW_E_NOT_ETL;
     }
-    etw_status s = ETW_OK;
-    uint64_t total = 0;
-    size_t found = 0;
+    struct archive *ar = open_archive(path, mem, mem_size, &s);
+    if (!ar) {
+        etw_free(a, sizes);
+        return s;
+    }
     struct archive_entry *e;
-    for (;;) {
-        rc = archive_read_next_header(ar, &e);
-        if (rc == ARCHIVE_EOF) break;
-        if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
+    int single = 0;
+    size_t i = 0;
+    while (s == ETW_OK && (e = next_trace(ar, &single, &s)) != NULL) {
+        if (i == count) { /* more traces than pass 1 saw: the file changed */
             s = ETW_E_DECOMPRESS;
             break;
         }
-        int single = archive_format(ar) == ARCHIVE_FORMAT_RAW;
-        const char *name = single ? NULL : archive_entry_pathname(e);
-        if (!single && (archive_entry_filetype(e) != AE_IFREG || !ends_with_etl(name))) continue;
         uint8_t *data = NULL;
-        size_t len = 0;
-        s = read_entry(a, ar, e, bound, &total, &data, &len);
-        if (s != ETW_OK) break;
-        found++;
-        s = fn(ctx, name, data, len);
-        if (s != ETW_OK) break;
+        s = read_entry(a, ar, sizes[i++], &data);
+        if (s == ETW_OK) s = fn(ctx, single ? NULL : archive_entry_pathname(e), data, (size_t)sizes[i - 1]);
     }
     archive_read_free(ar);
-    if (s == ETW_OK && found == 0) s = ETW_E_NOT_ETL;
+    etw_free(a, sizes);
     return s;
 }
