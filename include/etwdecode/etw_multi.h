@@ -58,7 +58,7 @@ etw_status etw_multi_new(etw_multi **out, const etw_reader_options *opt);
  *
  * A compressed file or archive, known by its first bytes (etw_sniff.h), is
  * unpacked into memory the multi owns: a gzip, zstd, xz or bzip2 stream
- * (x.etl.gz) is one file named path; a ZIP (PerfView's .etl.zip) or a tar
+ * (x.etl.gz) is one file named path; a ZIP (PerfView's .etl.zip)
  * gives every entry named *.etl, each named "path:entry" (an entry that is
  * not a trace is reported through on_diag and skipped). All entries of one
  * input together decompress to at most ETW_UNPACK_RATIO times its size

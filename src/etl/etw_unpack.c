@@ -1,5 +1,5 @@
 /* etw_unpack.c - traces inside compressed files and archives (see
- * etw_unpack.h). libarchive (Debian libarchive-dev) reads ZIP, tar, and
+ * etw_unpack.h). libarchive (Debian libarchive-dev) reads ZIP and
  * gzip/zstd/xz/bzip2 streams through one API; each trace is decompressed
  * into memory of the caller's allocator. */
 #define _POSIX_C_SOURCE 200809L
@@ -43,7 +43,6 @@ static struct archive *open_archive(const char *path, const void *mem, size_t me
     archive_read_support_filter_xz(ar);
     archive_read_support_filter_bzip2(ar);
     archive_read_support_format_zip(ar);
-    archive_read_support_format_tar(ar);
     archive_read_support_format_raw(ar);
     int rc = mem ? archive_read_open_memory(ar, mem, mem_size) : archive_read_open_filename(ar, path, 65536);
     if (rc != ARCHIVE_OK) {

@@ -1,6 +1,6 @@
 /* etw_unpack.h - the traces inside a compressed file or an archive (a
- * PerfView .etl.zip, an .etl.gz / .etl.zst / .etl.xz / .etl.bz2, a .tar.gz
- * of traces), decompressed into memory with libarchive.
+ * PerfView .etl.zip, an .etl.gz / .etl.zst / .etl.xz / .etl.bz2),
+ * decompressed into memory with libarchive.
  *
  * Bounds (docs/limits.md): all entries of one input together decompress to
  * at most min(ETW_UNPACK_MAX, max(ETW_UNPACK_FLOOR, ETW_UNPACK_RATIO x the
