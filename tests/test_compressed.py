@@ -82,6 +82,15 @@ with tempfile.TemporaryDirectory() as tmp:
     rc, out, err = run("--stats", renamed)
     check(rc == 0 and sorted(map(int, re.findall(r"^events\s+(\d+)", out, re.M))) == [GC, HTTP], "zip named .bin: %d and %d events (%r)" % (GC, HTTP, err))
 
+    # an entry named .etl that is not a trace: said, skipped, exit 1; the trace beside it is read
+    mixed = os.path.join(tmp, "mixed.etl.zip")
+    with zipfile.ZipFile(mixed, "w") as z:
+        z.write(data("gcevents.etl"), "gc.etl")
+        z.writestr("bad.etl", "this is not a trace\n")
+    rc, out, err = run(mixed)
+    check(rc == 1 and len(out.splitlines()) == GC and "entry bad.etl: not an ETL trace, skipped" in err,
+          "zip with a bad entry: exit %d, %d events, %r" % (rc, len(out.splitlines()), err))
+
     # --- a zip among other inputs, and a directory holding compressed traces --
     sub = os.path.join(tmp, "dir")
     os.mkdir(sub)

@@ -58,11 +58,11 @@ etw_status etw_multi_new(etw_multi **out, const etw_reader_options *opt);
  *
  * A compressed file or archive, known by its first bytes (etw_sniff.h), is
  * unpacked into memory the multi owns: a gzip, zstd, xz or bzip2 stream
- * (x.etl.gz) is one file named path; a ZIP (PerfView's .etl.zip)
- * gives every entry named *.etl, each named "path:entry" (an entry that is
- * not a trace is reported through on_diag and skipped). All entries of one
- * input together decompress to at most ETW_UNPACK_RATIO times its size
- * (at least ETW_UNPACK_FLOOR, at most ETW_UNPACK_MAX): past it nothing of
+ * (x.etl.gz) is one file named path; a ZIP (PerfView's .etl.zip) gives
+ * every entry named *.etl, each named "path:entry" (an entry that is not a
+ * trace is reported through on_diag, status ETW_E_NOT_ETL, and skipped).
+ * All entries of one input together decompress to at most ETW_UNPACK_RATIO
+ * times its size (at least ETW_UNPACK_FLOOR, at most ETW_UNPACK_MAX): past it nothing of
  * the input is added and the status is ETW_E_LIMIT. ETW_E_DECOMPRESS: the
  * compressed data is damaged; ETW_E_NOT_ETL: no trace inside. */
 etw_status etw_multi_add_file(etw_multi *m, const char *path);

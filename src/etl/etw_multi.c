@@ -166,8 +166,8 @@ static etw_status add_unpacked_one(void *ctx, const char *inner, uint8_t *data, 
     if (s != ETW_OK) etw_free(&m->alloc, data);
     if (s == ETW_E_NOT_ETL && inner) { /* an entry that is not a trace: said, skipped */
         char msg[600];
-        snprintf(msg, sizeof msg, "%.400s: not an ETL trace, skipped", name);
-        warn(m, ETW_OK, msg);
+        snprintf(msg, sizeof msg, "entry %.400s: not an ETL trace, skipped", inner);
+        warn(m, ETW_E_NOT_ETL, msg);
         s = ETW_OK;
     }
     etw_free(&m->alloc, name);

@@ -243,7 +243,8 @@ int open_inputs(const options *o, const etw_reader_options *ro, etw_multi *m, di
             }
         }
     }
-    int opened = 0;
+    int opened = 0, lost_entries = 0;
+    dc->lost_entries = &lost_entries;
     for (size_t i = 0; i < files.n; i++) {
         int from_stdin = !strcmp(files.v[i], "-");
         const char *shown = from_stdin ? "standard input" : files.v[i];
@@ -266,6 +267,8 @@ int open_inputs(const options *o, const etw_reader_options *ro, etw_multi *m, di
     }
     free(files.v);
     dc->path = NULL;
+    dc->lost_entries = NULL;
+    *skipped += lost_entries;
     return opened;
 }
 
