@@ -3,7 +3,7 @@
     /usr/bin/python3 -m pip install --no-build-isolation ./python
 
 (no package index is needed: setuptools and the C compiler come from
-python3-setuptools, python3-dev and gcc; libxxhash-dev and libexpat1-dev
+python3-setuptools, python3-dev and gcc; libxxhash-dev, libexpat1-dev and libarchive-dev
 from scripts/install-deps.sh). The extension is compiled from the library's
 own sources in ../src, so nothing else has to be installed first."""
 import glob
@@ -61,7 +61,7 @@ setup(
             "etwdecode._native",
             sources=sources,
             include_dirs=[os.path.join(ROOT, "include"), os.path.join(ROOT, "src")],
-            libraries=["xxhash", "expat"],
+            libraries=["xxhash", "expat", "archive"],
             extra_compile_args=["-std=c11", "-O2"],
         )
     ],

@@ -8,6 +8,8 @@ packages=(
   clang libclang-rt-14-dev     # sanitizer and libFuzzer builds
   libxxhash-dev                # schema-cache key hashing
   libexpat1-dev                # instrumentation manifests (XML)
+  libarchive-dev               # compressed inputs: .etl.zip (PerfView), .etl.gz, .etl.zst, .etl.xz
+  zstd                         # the zstd CLI: tests make .etl.zst samples with it
   llvm-14 lld-14               # test DLLs from WEVT blobs (tests/make_wevt_dlls.sh); llvm-pdbutil-14,
                                # the oracle of tests/test_pdb.py, and its lld-link PDB sample
   python3                      # end-to-end tests and the baseline comparison

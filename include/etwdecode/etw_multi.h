@@ -54,8 +54,28 @@ etw_status etw_multi_new(etw_multi **out, const etw_reader_options *opt);
 /* Open a file and add it. On failure the file is not added and the status
  * says why (ETW_E_IO with errno set, ETW_E_NOT_ETL, ETW_E_NOMEM, ETW_E_LIMIT);
  * the files added before are not touched. Adding is allowed only before the
- * first etw_multi_next() (or after etw_multi_rewind()). name is copied. */
+ * first etw_multi_next() (or after etw_multi_rewind()). name is copied.
+ *
+ * A compressed file or archive, known by its first bytes (etw_sniff.h), is
+ * unpacked into memory the multi owns: a gzip, zstd, xz or bzip2 stream
+ * (x.etl.gz) is one file named path; a ZIP (PerfView's .etl.zip) gives
+ * every entry named *.etl, each named "path:entry" (an entry that is not a
+ * trace is reported through on_diag, status ETW_E_NOT_ETL, and skipped).
+ * All entries of one input together decompress to at most ETW_UNPACK_RATIO
+ * times its size (at least ETW_UNPACK_FLOOR, at most ETW_UNPACK_MAX): past it nothing of
+ * the input is added and the status is ETW_E_LIMIT. ETW_E_DECOMPRESS: the
+ * compressed data is damaged; ETW_E_NOT_ETL: no trace inside. */
 etw_status etw_multi_add_file(etw_multi *m, const char *path);
+
+/* The same for bytes in memory (a trace read from a pipe): a plain ETL
+ * trace is read in place (data must stay valid until etw_multi_free); a
+ * compressed one is unpacked as above (data may be freed on return). */
+etw_status etw_multi_add_memory(etw_multi *m, const void *data, size_t size, const char *name);
+
+/* Bounds of the unpacking above (docs/limits.md). */
+#define ETW_UNPACK_MAX ((unsigned long long)1 << 30)   /* 1 GiB */
+#define ETW_UNPACK_FLOOR ((unsigned long long)64 << 20) /* 64 MiB */
+#define ETW_UNPACK_RATIO 256u
 
 /* Add a reader opened by the caller; the multi owns it from then on (it is
  * closed by etw_multi_free, or at once when this call fails). name (copied)

@@ -39,6 +39,7 @@
 #include "etw_label.h"
 #include "etw_manifest_catalog.h"
 #include "etw_multi.h"
+#include "etw_sniff.h"
 #include "etw_pdb.h"
 #include "etw_pipeline.h"
 #include "etw_profile.h"

@@ -19,9 +19,13 @@ JSON text are listed in docs/python.md:
 """
 
 import datetime as _datetime
+import glob as _glob
+import heapq as _heapq
+import itertools as _itertools
 import os as _os
 
 from ._native import DamageWarning, Error, Reader, library_version
+from ._native import traces as _traces
 
 __all__ = [
     "open", "to_pandas", "stats", "schemas", "profile", "to_datetime", "Error", "DamageWarning",
@@ -79,10 +83,133 @@ class _Events:
         self.close()
 
 
+# What a directory gives, as etwdump walks one: traces and compressed traces.
+_TRACE_SUFFIXES = (".etl", ".etl.zip", ".etl.gz", ".etl.zst", ".etl.xz", ".etl.bz2")
+
+
+def _walk(folder, out, depth=0):
+    if depth > 32:  # etwdump's MAX_DEPTH: a bound against symlink loops
+        return
+    for name in sorted(_os.listdir(folder)):
+        p = _os.path.join(folder, name)
+        if _os.path.isdir(p):
+            _walk(p, out, depth + 1)
+        elif name.lower().endswith(_TRACE_SUFFIXES):
+            out.append(p)
+
+
+def _sources(paths):
+    """[(path, member, name)]: the traces of files, folders and globs, in the
+    order given (a folder's files and a glob's matches in name order); a ZIP
+    gives each trace inside (member i, named archive:entry)."""
+    if isinstance(paths, (str, bytes)) or hasattr(paths, "__fspath__"):
+        paths = [paths]
+    files = []
+    for p in paths:
+        p = _os.fspath(p)
+        if isinstance(p, bytes):
+            p = _os.fsdecode(p)
+        if _os.path.isdir(p):
+            found = []
+            _walk(p, found)
+            if not found:
+                raise FileNotFoundError("%s: no .etl file in this directory" % p)
+            files.extend(found)
+        elif not _os.path.exists(p) and _glob.has_magic(p):
+            found = sorted(_glob.glob(p, recursive=True))
+            if not found:
+                raise FileNotFoundError("%s: no file matches" % p)
+            files.extend(f for f in found if not _os.path.isdir(f))
+        else:
+            files.append(p)
+    out = []
+    for f in files:
+        head = b""
+        try:
+            with _builtin_open(f, "rb") as fh:
+                head = fh.read(4)
+        except OSError:
+            pass  # Reader raises the error
+        if head in (b"PK\x03\x04", b"PK\x05\x06"):  # a ZIP: each trace inside
+            names = _traces(f)
+            out.extend((f, i, n) for i, n in enumerate(names))
+        else:
+            out.append((f, -1, f))
+    return out
+
+
+_builtin_open = open
+
+
+class _Merged:
+    """Iterator over the events of several traces merged into one timeline,
+    as etwdump merges files: the earliest time first, equal times in the
+    order the traces were given; each event says its "file"."""
+
+    def __init__(self, sources, manifests, options, filters):
+        from ._filters import predicates
+        pairs = predicates(filters)
+        max_events = options.get("max_events", 0)
+        options = dict(options, max_events=0)
+        if pairs:
+            options = dict(options, filters=pairs)
+        self._readers = []
+        self._names = []
+        try:
+            for path, member, name in sources:
+                self._readers.append(Reader(path, list(manifests or ()), member=member, **options))
+                self._names.append(name)
+        except BaseException:
+            self.close()
+            raise
+        streams = [self._tagged(r, n) for r, n in zip(self._readers, self._names)]
+        if options.get("file_order"):  # as etwdump: the traces one after another
+            merged = _itertools.chain(*streams)
+        else:
+            merged = _heapq.merge(*streams, key=lambda ev: ev["time"])
+        self._it = _itertools.islice(merged, max_events) if max_events else merged
+
+    @staticmethod
+    def _tagged(reader, name):
+        for ev in reader:
+            ev["file"] = name
+            yield ev
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._it)
+
+    def stats(self):
+        """What each trace's reader counted so far, by trace name."""
+        return {n: r.stats() for n, r in zip(self._names, self._readers)}
+
+    def close(self):
+        for r in self._readers:
+            r.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
 def open(path, manifests=(), *, raw=False, no_manifest_events=False, max_events=0,
          file_order=False, default_manifests=True, windows=None, lang=None, stacks=False,
          symbols=None, **filters):
     """The events of the trace at `path`, in timestamp order, as dicts.
+
+    path: a trace, or several: a list of files, folders (their .etl files and
+    compressed traces, recursively) and glob patterns ("traces/*.etl"), read
+    as one timeline like etwdump's inputs; each event then has the key
+    "file". Compressed traces are read as they are: .etl.gz, .etl.zst,
+    .etl.xz, .etl.bz2, and ZIP archives such as PerfView's .etl.zip (every
+    trace inside, named "archive.zip:entry.etl"). Each trace of several is
+    decoded on its own (a schema learned from one trace, such as an
+    EventSource manifest, is not used for another), and relative since= /
+    until= count from each trace's own start.
 
     manifests: instrumentation manifest files, PE files with a WEVT_TEMPLATE,
     or directories of them (etwdump -m; a directory's files are loaded when
@@ -113,7 +240,10 @@ def open(path, manifests=(), *, raw=False, no_manifest_events=False, max_events=
                    windows=None if windows is None else _os.fspath(windows), lang=lang)
     if stacks:
         options.update(stacks=True, symbols=_paths(symbols))
-    return _Events(path, manifests, options, filters)
+    sources = _sources(path)
+    if len(sources) == 1 and sources[0][1] < 0:
+        return _Events(sources[0][0], manifests, options, filters)
+    return _Merged(sources, manifests, options, filters)
 
 
 def _paths(paths):

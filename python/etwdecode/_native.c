@@ -304,7 +304,8 @@ static PyObject *json_scalar(const char *s, size_t n) {
 
 typedef struct Reader {
     PyObject_HEAD
-    etw_reader *r;
+    etw_reader *r;           /* borrowed from holder */
+    etw_multi *holder;       /* opened the input (a compressed one unpacked), owns r */
     etw_decoder *dec;
     etw_filter *filter;      /* NULL: every event */
     etw_windows_index *win;  /* windows=: the image's providers, NULL: none */
@@ -931,7 +932,7 @@ static void Reader_dealloc(Reader *self) {
     if (self->dec) etw_decoder_free(self->dec);
     etw_windows_index_free(self->win);
     etw_manifest_catalog_free(self->cat);
-    if (self->r) etw_reader_close(self->r);
+    etw_multi_free(self->holder);
     etw_text_free(&self->scratch);
     ptr_cache_clear(&self->names);
     str_cache_clear(&self->strings);
@@ -944,8 +945,30 @@ static int open_error(PyObject *path, etw_status s, int err) {
     if (s == ETW_E_IO) {
         errno = err;
         PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, path);
-    } else if (s == ETW_E_NOT_ETL) {
-        PyErr_Format(EtwError, "%U: not an ETL file (no buffer header and log-file header at offset 0)", path);
+    } else if (s == ETW_E_NOT_ETL || s == ETW_E_DECOMPRESS || s == ETW_E_LIMIT) {
+        /* what the file is, from its first bytes */
+        etw_file_kind k = ETW_KIND_UNKNOWN;
+        PyObject *fs = PyUnicode_EncodeFSDefault(path);
+        FILE *f = fs ? fopen(PyBytes_AS_STRING(fs), "rb") : NULL;
+        Py_XDECREF(fs);
+        PyErr_Clear();
+        if (f) {
+            unsigned char head[ETW_SNIFF_BYTES];
+            size_t n = fread(head, 1, sizeof head, f);
+            fclose(f);
+            k = etw_sniff(head, n);
+        }
+        if (s == ETW_E_LIMIT)
+            PyErr_Format(EtwError, "%U: %s that decompresses to more than its limit (%u times its size, at most "
+                         "%llu MiB: docs/limits.md)", path, etw_file_kind_describe(k), ETW_UNPACK_RATIO,
+                         ETW_UNPACK_MAX >> 20);
+        else if (s == ETW_E_DECOMPRESS)
+            PyErr_Format(EtwError, "%U: %s that does not decompress (damaged, cut short or encrypted)", path,
+                         etw_file_kind_describe(k));
+        else if (k == ETW_KIND_ETL || k == ETW_KIND_UNKNOWN)
+            PyErr_Format(EtwError, "%U: not an ETL file (no buffer header and log-file header at offset 0)", path);
+        else
+            PyErr_Format(EtwError, "%U: not an ETL file: %s", path, etw_file_kind_describe(k));
     } else if (s == ETW_E_NOMEM) {
         PyErr_NoMemory();
     } else {
@@ -1208,16 +1231,17 @@ out:
 static int Reader_init(Reader *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"path", "manifests", "raw", "no_manifest_events", "max_events",
                              "file_order", "range", "learn", "no_decode", "filters",
-                             "default_manifests", "windows", "lang", "stacks", "symbols", NULL};
+                             "default_manifests", "windows", "lang", "stacks", "symbols", "member", NULL};
     PyObject *path_obj, *manifests = NULL, *range = Py_None, *learn = Py_None, *filters = Py_None;
     PyObject *windows = Py_None, *symbols = Py_None;
     const char *lang = NULL;
     int raw = 0, no_me = 0, file_order = 0, no_decode = 0, default_manifests = 1, stacks = 0;
+    Py_ssize_t member = -1;
     unsigned long long max_events = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|O$ppKpOOpOpOzpO", kwlist, PyUnicode_FSDecoder, &path_obj,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|O$ppKpOOpOpOzpOn", kwlist, PyUnicode_FSDecoder, &path_obj,
                                      &manifests, &raw, &no_me, &max_events, &file_order, &range, &learn,
                                      &no_decode, &filters, &default_manifests, &windows, &lang, &stacks,
-                                     &symbols))
+                                     &symbols, &member))
         return -1;
     if (self->r || self->path) {
         Py_DECREF(path_obj);
@@ -1240,13 +1264,27 @@ static int Reader_init(Reader *self, PyObject *args, PyObject *kw) {
     ro.file_order = file_order;
     etw_status s;
     int err;
+    /* through an etw_multi: a compressed trace (.etl.gz, .etl.zip) is
+     * unpacked into its memory; member picks one trace of an archive */
     Py_BEGIN_ALLOW_THREADS
     errno = 0;
-    s = etw_reader_open_file(&self->r, PyBytes_AS_STRING(fs), &ro);
+    s = etw_multi_new(&self->holder, &ro);
+    if (s == ETW_OK) s = etw_multi_add_file(self->holder, PyBytes_AS_STRING(fs));
     err = errno;
     Py_END_ALLOW_THREADS
     Py_DECREF(fs);
     if (s != ETW_OK) return open_error(self->path, s, err);
+    size_t ntraces = etw_multi_count(self->holder);
+    if (member < 0 && ntraces > 1) {
+        PyErr_Format(EtwError, "%U: holds %zu traces: etwdecode.open() reads them all, Reader(member=i) one",
+                     self->path, ntraces);
+        return -1;
+    }
+    if (member >= (Py_ssize_t)ntraces) {
+        PyErr_Format(PyExc_IndexError, "%U: member %zd of %zu traces", self->path, member, ntraces);
+        return -1;
+    }
+    self->r = etw_multi_reader(self->holder, member < 0 ? 0 : (size_t)member);
 
     if (no_decode) return flush_diags(self);
     etw_decoder_options dopt;
@@ -1520,7 +1558,8 @@ static PyObject *Reader_close(Reader *self, PyObject *unused) {
     etw_filter_free(self->filter);
     self->filter = NULL;
     if (self->dec) etw_decoder_free(self->dec);
-    if (self->r) etw_reader_close(self->r);
+    etw_multi_free(self->holder);
+    self->holder = NULL;
     etw_windows_index_free(self->win);
     etw_manifest_catalog_free(self->cat); /* after the decoder that borrowed it */
     self->win = NULL;
@@ -1694,15 +1733,58 @@ static PyTypeObject ReaderType = {
     .tp_new = PyType_GenericNew,
 };
 
+/* traces(path): the names of the traces an input holds: [path] for a
+ * trace or a compressed one, ["archive.zip:entry.etl", ...] for an archive
+ * (Reader(path, member=i) reads the i-th). Raises as Reader() does. */
+static PyObject *native_traces(PyObject *mod, PyObject *arg) {
+    (void)mod;
+    PyObject *path = NULL;
+    if (!PyUnicode_FSDecoder(arg, &path)) return NULL;
+    PyObject *fs = PyUnicode_EncodeFSDefault(path);
+    if (!fs) {
+        Py_DECREF(path);
+        return NULL;
+    }
+    etw_multi *m = NULL;
+    etw_status s;
+    int err;
+    Py_BEGIN_ALLOW_THREADS
+    errno = 0;
+    s = etw_multi_new(&m, NULL);
+    if (s == ETW_OK) s = etw_multi_add_file(m, PyBytes_AS_STRING(fs));
+    err = errno;
+    Py_END_ALLOW_THREADS
+    Py_DECREF(fs);
+    PyObject *out = NULL;
+    if (s != ETW_OK) {
+        open_error(path, s, err);
+    } else if ((out = PyList_New(0)) != NULL) {
+        for (size_t i = 0; i < etw_multi_count(m); i++) {
+            PyObject *n = PyUnicode_DecodeFSDefault(etw_multi_name(m, i));
+            if (!n || PyList_Append(out, n) < 0) {
+                Py_XDECREF(n);
+                Py_CLEAR(out);
+                break;
+            }
+            Py_DECREF(n);
+        }
+    }
+    etw_multi_free(m);
+    Py_DECREF(path);
+    return out;
+}
+
 static PyMethodDef native_functions[] = {
     {"profile", (PyCFunction)(void (*)(void))native_profile, METH_VARARGS | METH_KEYWORDS,
      "The profile's samples: [(stack, pid, tid, process, weight, count, frames), ...]."},
+    {"traces", native_traces, METH_O, "traces(path): the names of the traces an input holds (an archive's entries)"},
     {NULL, NULL, 0, NULL},
 };
 
 static PyModuleDef native_module = {
     PyModuleDef_HEAD_INIT, .m_name = "etwdecode._native", .m_methods = native_functions,
     .m_doc = "libetwdecode for Python: the native half of the etwdecode package.", .m_size = -1,
+    .m_methods = native_functions,
 };
 
 PyMODINIT_FUNC PyInit__native(void) {

@@ -4,10 +4,15 @@
  * heap's bookkeeping at that size. */
 #include "etwdecode/etw_multi.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../common/etw_alloc.h"
 #include "etw_multi_internal.h"
+#include "etw_unpack.h"
+#include "etwdecode/etw_sniff.h"
 
 typedef struct multi_file {
     etw_reader *reader;
@@ -15,6 +20,7 @@ typedef struct multi_file {
     etw_event head; /* valid when has_head */
     int has_head;
     int done;
+    void *owned; /* the decompressed bytes its reader reads, or NULL */
 } multi_file;
 
 struct etw_multi {
@@ -45,6 +51,7 @@ void etw_multi_free(etw_multi *m) {
     for (size_t i = 0; i < m->count; i++) {
         etw_reader_close(m->files[i].reader);
         etw_free(&a, m->files[i].name);
+        etw_free(&a, m->files[i].owned);
     }
     etw_free(&a, m->files);
     etw_free(&a, m);
@@ -90,13 +97,136 @@ etw_status etw_multi_add_reader(etw_multi *m, etw_reader *r, const char *name) {
     return ETW_OK;
 }
 
+/* ---- compressed inputs ---- */
+/* Open a reader on a file (path) or bytes (data) whose first bytes are of
+ * kind k. A file of another kind (text, an event log, an executable) is no
+ * trace: ETW_E_NOT_ETL without a reader's diagnostics about its "buffers".
+ * One of no known kind is tried quietly first, for the same reason. */
+static etw_status open_kind(etw_multi *m, etw_file_kind k, const char *path, const void *data, size_t size,
+                            etw_reader **r) {
+    *r = NULL;
+    if (k != ETW_KIND_ETL && k != ETW_KIND_UNKNOWN) return ETW_E_NOT_ETL;
+    if (k == ETW_KIND_UNKNOWN) {
+        etw_reader_options quiet = m->opt;
+        quiet.on_diag = NULL;
+        etw_reader *probe = NULL;
+        int saved = errno;
+        etw_status s = path ? etw_reader_open_file(&probe, path, &quiet)
+                            : etw_reader_open_memory(&probe, data, size, &quiet);
+        etw_reader_close(probe);
+        if (s == ETW_E_NOT_ETL) return s;
+        if (s != ETW_OK && s != ETW_E_NOMEM) return s; /* errno as the open left it */
+        errno = saved;
+    }
+    return path ? etw_reader_open_file(r, path, &m->opt) : etw_reader_open_memory(r, data, size, &m->opt);
+}
+
+
+typedef struct unpack_ctx {
+    etw_multi *m;
+    const char *outer;
+    size_t first;      /* m->count before this input */
+} unpack_ctx;
+
+static void warn(etw_multi *m, etw_status st, const char *msg) {
+    if (!m->opt.on_diag) return;
+    etw_diag d;
+    memset(&d, 0, sizeof d);
+    d.status = st;
+    d.message = msg;
+    m->opt.on_diag(m->opt.diag_ctx, &d);
+}
+
+static etw_status add_unpacked_one(void *ctx, const char *inner, uint8_t *data, size_t size) {
+    unpack_ctx *u = ctx;
+    etw_multi *m = u->m;
+    if (m->count >= ETW_MULTI_MAX_FILES) {
+        etw_free(&m->alloc, data);
+        return ETW_E_LIMIT;
+    }
+    size_t no = strlen(u->outer), ni = inner ? strlen(inner) : 0;
+    char *name = etw_alloc(&m->alloc, no + 1 + ni + 1);
+    if (!name) {
+        etw_free(&m->alloc, data);
+        return ETW_E_NOMEM;
+    }
+    memcpy(name, u->outer, no);
+    name[no] = 0;
+    if (inner) {
+        name[no] = ':';
+        memcpy(name + no + 1, inner, ni + 1);
+    }
+    etw_reader *r = NULL;
+    m->current = m->count;
+    etw_status s = open_kind(m, etw_sniff(data, size), NULL, data, size, &r);
+    if (s == ETW_OK) {
+        s = etw_multi_add_reader(m, r, name);
+        if (s == ETW_OK) m->files[m->count - 1].owned = data;
+    }
+    if (s != ETW_OK) etw_free(&m->alloc, data);
+    if (s == ETW_E_NOT_ETL && inner) { /* an entry that is not a trace: said, skipped */
+        char msg[600];
+        snprintf(msg, sizeof msg, "entry %.400s: not an ETL trace, skipped", inner);
+        warn(m, ETW_E_NOT_ETL, msg);
+        s = ETW_OK;
+    }
+    etw_free(&m->alloc, name);
+    return s;
+}
+
+static etw_status add_unpacked(etw_multi *m, const char *path, const void *mem, size_t size, const char *outer) {
+    unpack_ctx u = {m, outer, m->count};
+    etw_status s = etw_unpack(&m->alloc, path, mem, size, add_unpacked_one, &u);
+    if (s == ETW_OK && m->count == u.first) s = ETW_E_NOT_ETL; /* only entries that are not traces */
+    if (s != ETW_OK) { /* nothing of this input stays */
+        while (m->count > u.first) {
+            multi_file *f = &m->files[--m->count];
+            etw_reader_close(f->reader);
+            etw_free(&m->alloc, f->name);
+            etw_free(&m->alloc, f->owned);
+            memset(f, 0, sizeof *f);
+        }
+    }
+    return s;
+}
+
+/* The kind of a regular file from its first bytes; ETW_KIND_UNKNOWN when it
+ * is not a regular file or cannot be read (the reader then says why). */
+static etw_file_kind sniff_path(const char *path) {
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return ETW_KIND_UNKNOWN;
+    FILE *f = fopen(path, "rb");
+    if (!f) return ETW_KIND_UNKNOWN;
+    unsigned char head[ETW_SNIFF_BYTES];
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    return etw_sniff(head, n);
+}
+
+etw_status etw_multi_add_memory(etw_multi *m, const void *data, size_t size, const char *name) {
+    if (!m || !data || !name) return ETW_E_INVALID_ARG;
+    if (m->started) return ETW_E_INVALID_ARG;
+    if (m->count >= ETW_MULTI_MAX_FILES) return ETW_E_LIMIT;
+    etw_file_kind k = etw_sniff(data, size);
+    if (etw_file_kind_compressed(k)) return add_unpacked(m, NULL, data, size, name);
+    etw_reader *r;
+    m->current = m->count;
+    etw_status s = open_kind(m, k, NULL, data, size, &r);
+    if (s != ETW_OK) return s;
+    return etw_multi_add_reader(m, r, name);
+}
+
 etw_status etw_multi_add_file(etw_multi *m, const char *path) {
     if (!m || !path) return ETW_E_INVALID_ARG;
     if (m->started) return ETW_E_INVALID_ARG;
     if (m->count >= ETW_MULTI_MAX_FILES) return ETW_E_LIMIT;
+    int saved = errno;
+    etw_file_kind k = sniff_path(path);
+    errno = saved;
+    if (etw_file_kind_compressed(k)) return add_unpacked(m, path, NULL, 0, path);
     etw_reader *r;
     m->current = m->count; /* diagnostics while opening name this file */
-    etw_status s = etw_reader_open_file(&r, path, &m->opt);
+    etw_status s = open_kind(m, k, path, NULL, 0, &r);
     if (s != ETW_OK) return s;
     return etw_multi_add_reader(m, r, path);
 }

@@ -87,6 +87,7 @@ typedef struct diag_ctx {
     int quiet;
     int muted; /* during the pre-scan: the same problems come again later */
     manifests *mf; /* the -m options (NULL: none) */
+    int *lost_entries; /* while opening: archive entries skipped as no trace (counted as skipped files) */
 } diag_ctx;
 
 /* Everything a run works with. */

@@ -33,10 +33,24 @@ static int by_name(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+static int ends_with(const char *s, const char *suffix) {
+    size_t n = strlen(s), k = strlen(suffix);
+    if (n <= k) return 0;
+    for (size_t i = 0; i < k; i++) {
+        char c = s[n - k + i];
+        if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
+        if (c != suffix[i]) return 0;
+    }
+    return 1;
+}
+
+/* What a directory walk reads: traces, and traces compressed as people hand
+ * them over (PerfView's .etl.zip; .etl.gz, .etl.zst, .etl.xz, .etl.bz2). */
 static int ends_with_etl(const char *s) {
-    size_t n = strlen(s);
-    return n > 4 && (s[n - 4] == '.') && (s[n - 3] == 'e' || s[n - 3] == 'E') &&
-           (s[n - 2] == 't' || s[n - 2] == 'T') && (s[n - 1] == 'l' || s[n - 1] == 'L');
+    static const char *const suffixes[] = {".etl", ".etl.zip", ".etl.gz", ".etl.zst", ".etl.xz", ".etl.bz2"};
+    for (size_t i = 0; i < sizeof suffixes / sizeof *suffixes; i++)
+        if (ends_with(s, suffixes[i])) return 1;
+    return 0;
 }
 
 /* The *.etl files under dir, recursively, into out (sorted per directory). */
@@ -131,7 +145,7 @@ static int slurp(FILE *f, unsigned char **buf, size_t *len) {
     return 0;
 }
 
-static void report_open(const char *path, etw_status s, int err);
+static void report_open(const char *path, etw_status s, int err, etw_file_kind kind);
 
 /* A trace that cannot be read at offsets: its bytes into memory, then a
  * reader over them. 1 when added; 0 after reporting why not. */
@@ -151,30 +165,60 @@ static int add_stream(etw_multi *m, const char *path, const char *shown, const e
         fprintf(stderr, "etwdump: %s: cannot read: %s\n", shown, strerror(e));
         return 0;
     }
-    if (len == 0 || !list_add(&streams, (char *)buf)) {
-        if (len == 0)
-            fprintf(stderr, "etwdump: %s: empty, not an ETL file\n", shown);
-        else
-            fprintf(stderr, "etwdump: out of memory\n");
+    (void)ro; /* the multi's reader options apply */
+    if (len == 0) {
+        fprintf(stderr, "etwdump: %s: empty, not an ETL file\n", shown);
         free(buf);
         return 0;
     }
-    etw_reader *r = NULL;
-    etw_status s = etw_reader_open_memory(&r, buf, len, ro);
-    if (s == ETW_OK) s = etw_multi_add_reader(m, r, shown);
-    if (s != ETW_OK) {
-        report_open(shown, s, 0);
-        return 0;
+    etw_file_kind kind = etw_sniff(buf, len);
+    etw_status s = etw_multi_add_memory(m, buf, len, shown);
+    if (s != ETW_OK || etw_file_kind_compressed(kind)) {
+        free(buf); /* a compressed stream was unpacked into the multi's memory */
+        if (s != ETW_OK) report_open(shown, s, 0, kind);
+        return s == ETW_OK;
+    }
+    if (!list_add(&streams, (char *)buf)) { /* the reader reads buf in place */
+        fprintf(stderr, "etwdump: out of memory\n");
+        exit(2);
     }
     return 1;
 }
 
-static void report_open(const char *path, etw_status s, int err) {
+/* The kind of the file at path from its first bytes (ETW_KIND_UNKNOWN when
+ * it cannot be read). */
+static etw_file_kind sniff_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return ETW_KIND_UNKNOWN;
+    unsigned char head[ETW_SNIFF_BYTES];
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    return etw_sniff(head, n);
+}
+
+/* Why an input was not added, naming what the file is when it is not a
+ * trace (an EVTX log, an archive, text) by its first bytes. */
+static void report_open(const char *path, etw_status s, int err, etw_file_kind kind) {
+    const char *what = etw_file_kind_describe(kind);
     if (s == ETW_E_IO)
         fprintf(stderr, "etwdump: %s: cannot read: %s\n", path, err ? strerror(err) : "read error");
-    else if (s == ETW_E_NOT_ETL)
+    else if (etw_file_kind_compressed(kind) && s == ETW_E_LIMIT)
+        fprintf(stderr,
+                "etwdump: %s: %s that decompresses to more than its limit (%u times its size, at least %llu MiB, "
+                "at most %llu MiB: docs/limits.md); decompress it yourself if it is a real trace\n",
+                path, what, ETW_UNPACK_RATIO, ETW_UNPACK_FLOOR >> 20, ETW_UNPACK_MAX >> 20);
+    else if (etw_file_kind_compressed(kind) && (s == ETW_E_DECOMPRESS || s == ETW_E_CORRUPT))
+        fprintf(stderr, "etwdump: %s: %s that does not decompress (damaged, cut short or encrypted)\n", path, what);
+    else if (kind == ETW_KIND_ZIP && s == ETW_E_NOT_ETL)
+        fprintf(stderr, "etwdump: %s: a ZIP archive with no ETL trace inside (no *.etl entry that is a trace)\n",
+                path);
+    else if (etw_file_kind_compressed(kind) && s == ETW_E_NOT_ETL)
+        fprintf(stderr, "etwdump: %s: %s whose content is not an ETL trace\n", path, what);
+    else if (s == ETW_E_NOT_ETL && (kind == ETW_KIND_ETL || kind == ETW_KIND_UNKNOWN))
         fprintf(stderr, "etwdump: %s: not an ETL file (no buffer header and log-file header at offset 0)\n",
                 path);
+    else if (s == ETW_E_NOT_ETL)
+        fprintf(stderr, "etwdump: %s: %s, not an ETL trace (etwdump reads .etl files)\n", path, what);
     else
         fprintf(stderr, "etwdump: %s: %s\n", path, etw_strerror(s));
 }
@@ -199,7 +243,8 @@ int open_inputs(const options *o, const etw_reader_options *ro, etw_multi *m, di
             }
         }
     }
-    int opened = 0;
+    int opened = 0, lost_entries = 0;
+    dc->lost_entries = &lost_entries;
     for (size_t i = 0; i < files.n; i++) {
         int from_stdin = !strcmp(files.v[i], "-");
         const char *shown = from_stdin ? "standard input" : files.v[i];
@@ -213,7 +258,7 @@ int open_inputs(const options *o, const etw_reader_options *ro, etw_multi *m, di
             else
                 (*skipped)++;
         } else if (s != ETW_OK) {
-            report_open(files.v[i], s, err);
+            report_open(files.v[i], s, err, s == ETW_E_IO ? ETW_KIND_UNKNOWN : sniff_file(files.v[i]));
             (*skipped)++;
         } else {
             opened++;
@@ -222,6 +267,8 @@ int open_inputs(const options *o, const etw_reader_options *ro, etw_multi *m, di
     }
     free(files.v);
     dc->path = NULL;
+    dc->lost_entries = NULL;
+    *skipped += lost_entries;
     return opened;
 }
 
@@ -229,7 +276,8 @@ unsigned long long input_bytes(etw_multi *m) {
     unsigned long long total = 0;
     for (size_t i = 0; i < etw_multi_count(m); i++) {
         struct stat st;
-        if (stat(etw_multi_name(m, i), &st) == 0) total += (unsigned long long)st.st_size;
+        if (stat(etw_multi_name(m, i), &st) == 0)
+            total += (unsigned long long)st.st_size;
     }
     return total;
 }

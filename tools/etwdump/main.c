@@ -16,6 +16,8 @@ static const char *diag_file(const diag_ctx *c) {
 
 static void on_diag(void *ctx, const etw_diag *d) {
     const diag_ctx *c = ctx;
+    /* an archive's entry that is not a trace: skipped like a file */
+    if (c->path && c->lost_entries && d->status == ETW_E_NOT_ETL) (*c->lost_entries)++;
     if (c->quiet || c->muted) return;
     fprintf(stderr, "etwdump: %s: offset 0x%llx: %s\n", diag_file(c), (unsigned long long)d->file_offset,
             d->message);
