@@ -265,7 +265,8 @@ header, body = rows[0], rows[1:]
 http_full = events("-m", HTTPMAN, HTTP)[1]
 check(len(body) == len(recs["HTTP_Server.etl"]), "csv: one row per event (%d)" % len(body))
 fixed = ["time", "provider", "provider_guid", "event", "id", "version", "level", "opcode", "task", "channel",
-         "keywords", "pid", "tid", "cpu", "data_len", "activity_id", "related_activity_id", "container_id", "error"]
+         "keywords", "pid", "process", "tid", "cpu", "data_len", "activity_id", "related_activity_id", "container_id",
+         "error"]
 check(header[:len(fixed)] == fixed, "csv: the fixed keys first: %r" % header[:len(fixed)])
 names = []
 for e in http_full:
@@ -553,6 +554,30 @@ for j in ("1", "2"):
 # a run cut short says nothing (the value may match later in the trace)
 rc, evs, err = events("-n", "1", "--exclude-event", "NoSuchEvent", GC)
 check(rc == 0 and len(evs) == 1 and err == "", "-n: no warning when the run stops early: %r" % err[:200])
+
+# === "process": the image name of the event's pid ==================================
+# net.4.5.2: smss.exe (pid 456) is in the kernel's Process/DCStart rundown
+# (ImageFileName "smss.exe"); Test.x64.exe (pid 3676) starts after the rundown:
+# Microsoft-Windows-Kernel-Process ProcessStart at 00:07:03.3567915 (ImageName
+# "\Device\Mup\clrmain\...\Test.x64.exe"), ends with ProcessStop at 00:07:08.8259010
+# and the kernel's Process/Stop at 00:07:08.8259013.
+for jobs in ("1", "2"):
+    rc, ev456, _ = events("-j", jobs, "--pid", "456", NET)
+    check(rc == 0 and ev456 and all(e.get("process") == "smss.exe" for e in ev456),
+          "-j %s: every event of pid 456 is smss.exe's (%d)" % (jobs, len(ev456)))
+    rc, ev3676, _ = events("-j", jobs, "--pid", "3676", NET)
+    load = [e for e in ev3676 if e["event"] == "Image/Load" and e["time"] == "2020-07-29T00:07:03.3625160Z"]
+    check(len(load) == 1 and load[0].get("process") == "Test.x64.exe" and list(load[0]).index("process") ==
+          list(load[0]).index("pid") + 1, "-j %s: Image/Load of Test.x64.exe: process after pid" % jobs)
+    stop = [e for e in ev3676 if e["event"] == "ProcessStop/Stop"]
+    check(len(stop) == 1 and stop[0].get("process") == "Test.x64.exe", "-j %s: the ProcessStop names it" % jobs)
+    # the kernel's Process/Stop follows 0.3 us later: it names it too
+    check(all(("process" in e) == (e["event"] == "Process/Stop") for e in ev3676 if e["time"] > stop[0]["time"]) and
+          all(e.get("process") == "Test.x64.exe" for e in ev3676
+              if "2020-07-29T00:07:03.3567915Z" <= e["time"] <= stop[0]["time"]),
+          "-j %s: Test.x64.exe from its ProcessStart to its ProcessStop, not after" % jobs)
+rc, out, _ = run("--format", "text", "--pid", "456", "-n", "2", NET)
+check(rc == 0 and " pid=456 process=smss.exe tid=" in out, "text: process= after pid=")
 
 # === --help, README and the man page list every option =============================
 rc, out, err = run("--help")

@@ -347,6 +347,12 @@ ids:;
     etw_decoder_event_ids(j->opt.decoder, ev, schema, &pid, &tid);
     key(t, "pid");
     id_value(t, pid);
+    const char *pname;
+    size_t pname_len;
+    if (etw_decoder_process_name(j->opt.decoder, ev, schema, pid, &pname, &pname_len)) {
+        key(t, "process");
+        etw_text_json_utf8(t, pname, pname_len);
+    }
     key(t, "tid");
     id_value(t, tid);
     u64_field(t, "cpu", ev->cpu);
