@@ -256,6 +256,15 @@ int etw_decoder_process_name(const etw_decoder *d, const etw_event *ev, const et
 int etw_decoder_drive_path(const etw_decoder *d, const char *path, size_t len, const char **dos,
                            size_t *dos_len, size_t *nt_len);
 
+/* The drive form of a top-level string field v (from a cursor on an event
+ * of this decoder) holding an NT path, as the JSON shows it next to the
+ * field (key NAME_drive, docs/json-output.md): 1 and buf[0..*len) (UTF-8,
+ * not NUL-terminated) when a VolumeMapping maps its prefix to a drive; 0
+ * for other values, strings of ETW_DRIVE_PATH_MAX bytes and more, or a
+ * result longer than cap. Allocates nothing. */
+#define ETW_DRIVE_PATH_MAX 4096
+int etw_decoder_value_drive_path(const etw_decoder *d, const etw_value *v, char *buf, size_t cap, size_t *len);
+
 /* What is wrong with ev's payload for its schema s, in one line, or NULL:
  * `trailing` bytes (what etw_decode_remaining gave after a full walk; 0 when
  * not walked) after the last field, for every schema source ("N payload

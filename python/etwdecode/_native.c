@@ -651,6 +651,17 @@ static PyObject *fields_obj(Reader *self, const etw_schema *s, const etw_event *
             is_list[top] = v.kind == ETW_VALUE_ARRAY_BEGIN;
         }
         Py_DECREF(o);
+        char drive[ETW_DRIVE_PATH_MAX];
+        size_t dn;
+        if (!top && etw_decoder_value_drive_path(self->dec, &v, drive, sizeof drive, &dn)) {
+            /* NAME_drive after an NT path, as the JSON writer does */
+            PyObject *k = PyUnicode_FromFormat("%s_drive", v.name ? v.name : "");
+            PyObject *dv = k ? PyUnicode_DecodeUTF8(drive, (Py_ssize_t)dn, "replace") : NULL;
+            rc = dv ? PyDict_SetItem(stack[0], k, dv) : -1;
+            Py_XDECREF(k);
+            Py_XDECREF(dv);
+            if (rc < 0) goto fail;
+        }
     }
     *trailing = etw_decode_remaining(&c);
     return stack[0];

@@ -374,7 +374,7 @@ ids:;
         size_t nrefs;
         uint32_t trailing = 0;
         etw_decoder_scratch(j->opt.decoder, &refs, &nrefs);
-        etw_status fs = etw_fields_json_ex(t, schema, ev, refs, nrefs, &trailing);
+        etw_status fs = etw_fields_json_drive(t, schema, ev, refs, nrefs, &trailing, j->opt.decoder);
         if (fs != ETW_OK) return fs;
         if (!error) error = etw_decoder_payload_problem(j->opt.decoder, ev, schema, trailing);
         decoded = 1;

@@ -775,6 +775,36 @@ int etw_decoder_drive_path(const etw_decoder *d, const char *path, size_t len, c
     return etw_tstate_drive_path(d->ts, path, len, dos, dos_len, nt_len);
 }
 
+int etw_decoder_value_drive_path(const etw_decoder *d, const etw_value *v, char *buf, size_t cap, size_t *len) {
+    if (!d || !v || !buf || !len || !etw_tstate_has_volumes(d->ts) || v->kind != ETW_VALUE_SCALAR || !v->data ||
+        v->depth || v->in_array)
+        return 0;
+    char path[ETW_DRIVE_PATH_MAX];
+    size_t n = 0;
+    if (v->in_type == ETW_INTYPE_UNICODESTRING) {
+        size_t units = v->size / 2;
+        if (!units || v->data[0] != '\\' || v->data[1]) return 0; /* an NT path starts with a backslash */
+        while (units && !v->data[2 * units - 2] && !v->data[2 * units - 1]) units--;
+        if (units > sizeof path / 3) return 0; /* the UTF-8 of a unit takes at most 3 bytes */
+        n = etw_utf16_to_utf8(v->data, units, path);
+    } else if (v->in_type == ETW_INTYPE_ANSISTRING) {
+        if (!v->size || v->data[0] != '\\') return 0;
+        while (n < v->size && v->data[n]) n++;
+        if (n > sizeof path) return 0;
+        memcpy(path, v->data, n);
+    } else {
+        return 0;
+    }
+    const char *dos;
+    size_t dos_len, nt_len;
+    if (!etw_tstate_drive_path(d->ts, path, n, &dos, &dos_len, &nt_len)) return 0;
+    if (dos_len + (n - nt_len) > cap) return 0;
+    memcpy(buf, dos, dos_len);
+    memcpy(buf + dos_len, path + nt_len, n - nt_len);
+    *len = dos_len + (n - nt_len);
+    return 1;
+}
+
 int etw_decoder_learns(const etw_decoder *d, const etw_event *ev, const etw_schema *s) {
     if (!ev) return 0;
     if (etw_metadata_event_name(ev) != NULL) return ETW_LEARN_TRACE;
