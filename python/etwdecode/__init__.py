@@ -31,7 +31,7 @@ __all__ = [
 __version__ = library_version
 
 #: The keys every event has, in the JSON contract's order (optional keys --
-#: activity_id, related_activity_id, container_id, stack, stack_match_id,
+#: process, activity_id, related_activity_id, container_id, stack, stack_match_id,
 #: more_stacks, stack_key, stack_key_match_id, more_stack_keys, error, raw -- come
 #: only where the event has them).
 HEADER_KEYS = (
@@ -97,7 +97,7 @@ def open(path, manifests=(), *, raw=False, no_manifest_events=False, max_events=
     max_events: stop after that many events (0: all).
     file_order: the file's record order, no merge by time.
     filters: provider=, event=, id=, level=, keywords=, pid=, tid=,
-    since=, until=, errors= -- the selection of etwdump (see docs/python.md).
+    process=, where=, since=, until=, errors= -- the selection of etwdump (see docs/python.md).
 
     Raises OSError (missing file or manifest), etwdecode.Error (not an ETL
     file, unreadable data). Damaged buffers are reported as
