@@ -265,7 +265,8 @@ header, body = rows[0], rows[1:]
 http_full = events("-m", HTTPMAN, HTTP)[1]
 check(len(body) == len(recs["HTTP_Server.etl"]), "csv: one row per event (%d)" % len(body))
 fixed = ["time", "provider", "provider_guid", "event", "id", "version", "level", "opcode", "task", "channel",
-         "keywords", "pid", "tid", "cpu", "data_len", "activity_id", "related_activity_id", "container_id", "error"]
+         "keywords", "pid", "process", "tid", "cpu", "data_len", "activity_id", "related_activity_id", "container_id",
+         "error"]
 check(header[:len(fixed)] == fixed, "csv: the fixed keys first: %r" % header[:len(fixed)])
 names = []
 for e in http_full:
@@ -553,6 +554,73 @@ for j in ("1", "2"):
 # a run cut short says nothing (the value may match later in the trace)
 rc, evs, err = events("-n", "1", "--exclude-event", "NoSuchEvent", GC)
 check(rc == 0 and len(evs) == 1 and err == "", "-n: no warning when the run stops early: %r" % err[:200])
+
+# === "process": the image name of the event's pid ==================================
+# net.4.5.2: smss.exe (pid 456) is in the kernel's Process/DCStart rundown
+# (ImageFileName "smss.exe"); Test.x64.exe (pid 3676) starts after the rundown:
+# Microsoft-Windows-Kernel-Process ProcessStart at 00:07:03.3567915 (ImageName
+# "\Device\Mup\clrmain\...\Test.x64.exe"), ends with ProcessStop at 00:07:08.8259010
+# and the kernel's Process/Stop at 00:07:08.8259013.
+for jobs in ("1", "2"):
+    rc, ev456, _ = events("-j", jobs, "--pid", "456", NET)
+    check(rc == 0 and ev456 and all(e.get("process") == "smss.exe" for e in ev456),
+          "-j %s: every event of pid 456 is smss.exe's (%d)" % (jobs, len(ev456)))
+    rc, ev3676, _ = events("-j", jobs, "--pid", "3676", NET)
+    load = [e for e in ev3676 if e["event"] == "Image/Load" and e["time"] == "2020-07-29T00:07:03.3625160Z"]
+    check(len(load) == 1 and load[0].get("process") == "Test.x64.exe" and list(load[0]).index("process") ==
+          list(load[0]).index("pid") + 1, "-j %s: Image/Load of Test.x64.exe: process after pid" % jobs)
+    stop = [e for e in ev3676 if e["event"] == "ProcessStop/Stop"]
+    check(len(stop) == 1 and stop[0].get("process") == "Test.x64.exe", "-j %s: the ProcessStop names it" % jobs)
+    # the kernel's Process/Stop follows 0.3 us later: it names it too
+    check(all(("process" in e) == (e["event"] == "Process/Stop") for e in ev3676 if e["time"] > stop[0]["time"]) and
+          all(e.get("process") == "Test.x64.exe" for e in ev3676
+              if "2020-07-29T00:07:03.3567915Z" <= e["time"] <= stop[0]["time"]),
+          "-j %s: Test.x64.exe from its ProcessStart to its ProcessStop, not after" % jobs)
+# --process selects by that name (glob, case-insensitive); --exclude-process leaves it out
+rc, sel, _ = events("--process", "smss*", NET)
+check(rc == 0 and [e["time"] for e in sel] == [e["time"] for e in ev456], "--process 'smss*' = pid 456's events")
+rc, sel, _ = events("-j", "2", "--process", "TEST.x64.EXE", "--event", "Image/*", NET)
+check(rc == 0 and sel and [e["time"] for e in sel] ==
+      [e["time"] for e in ev3676 if e["event"].startswith("Image/") and e.get("process") == "Test.x64.exe"],
+      "--process TEST.x64.EXE: Test.x64.exe's named Image events (%d)" % len(sel))
+rc, sel, _ = events("--exclude-process", "Test.x64.exe", "--pid", "3676", NET)
+check(rc == 0 and sel and all("process" not in e for e in sel), "--exclude-process keeps the unnamed events of the pid")
+rc, out, _ = run("--format", "text", "--pid", "456", "-n", "2", NET)
+check(rc == 0 and " pid=456 process=smss.exe tid=" in out, "text: process= after pid=")
+
+# === NAME_drive: NT paths in drive form, from the trace's SystemConfig VolumeMapping ===
+# net.4.5.2's 9 VolumeMapping records (00:07:00.6236167) map "\\Device\\HarddiskVolume2\\" to
+# "C:\\" and "\\SystemRoot\\" to "C:\\Windows\\"; \\Device\\Mup\\ maps to "\\\\" (not a drive)
+for jobs in ("1", "2"):
+    rc, img, _ = events("-j", jobs, "--event", "Image/*", NET)
+    dc = [e for e in img if e["time"] == "2020-07-29T00:07:00.6522323Z" and e["event"] == "Image/DCStart"]
+    check(len(dc) == 1 and dc[0]["fields"]["FileName"] == "\\Device\\HarddiskVolume2\\Windows\\System32\\ntdll.dll"
+          and dc[0]["fields"].get("FileName_drive") == "C:\\Windows\\System32\\ntdll.dll"
+          and list(dc[0]["fields"])[-1] == "FileName_drive",
+          "-j %s: Image/DCStart ntdll.dll: FileName kept, FileName_drive after it" % jobs)
+    ld = [e for e in img if e["time"] == "2020-07-29T00:07:03.3625603Z" and e["event"] == "Image/Load"]
+    check(len(ld) == 1 and ld[0]["pid"] == 3676 and ld[0]["fields"]["FileName"] == "\\SystemRoot\\System32\\ntdll.dll"
+          and ld[0]["fields"].get("FileName_drive") == "C:\\Windows\\System32\\ntdll.dll",
+          "-j %s: Image/Load of Test.x64.exe's ntdll.dll: \\SystemRoot\\ in drive form" % jobs)
+    check(all("FileName_drive" not in e["fields"] for e in img if e["fields"].get("FileName", "").startswith("\\Device\\Mup\\")),
+          "-j %s: no drive form for \\Device\\Mup\\ paths" % jobs)
+
+# === --where FIELD OP VALUE ==========================================================
+# Test.x64.exe's ProcessStart and ProcessStop (Microsoft-Windows-Kernel-Process) are the
+# events whose ProcessID is 3676 and whose ImageName holds "test"
+rc, sel, _ = events("--where", "ProcessID=3676", "--where", "ImageName = *TEST*", NET)
+check(rc == 0 and [e["event"] for e in sel] == ["ProcessStart/Start", "ProcessStop/Stop"],
+      "--where ProcessID=3676 AND ImageName glob: %r" % [e["event"] for e in sel])
+rc, sel, _ = events("--where", "ProcessID!=3676", "--where", "ImageName=*test*", NET)
+check(rc == 0 and sel == [], "--where != on a number")
+rc, img, _ = events("--event", "Image/*", NET)
+rc, sel, _ = events("--event", "Image/*", "--where", "ImageSize>0x1000000", NET)
+want = [e["time"] for e in img if "ImageSize" in e["fields"] and int(e["fields"]["ImageSize"], 16) > 0x1000000]
+check(rc == 0 and want and [e["time"] for e in sel] == want, "--where ImageSize>0x1000000: %d images over 16 MiB" % len(want))
+rc, sel, _ = events("--event", "Image/*", "--where", "ImageSize<=0x1000000", "--where", "NoSuchField>1", NET)
+check(rc == 0 and sel == [], "--where on a field the events lack selects none")
+rc, out, err = run("--where", "ImageName<abc", NET)
+check(rc == 2 and "expected FIELD OP VALUE" in err, "--where: < takes a number")
 
 # === --help, README and the man page list every option =============================
 rc, out, err = run("--help")

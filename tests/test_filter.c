@@ -143,6 +143,22 @@ static void test_header_predicates(void) {
     ETW_CHECK_INT(etw_filter_add(f, ETW_FILTER_LEVEL, "256", NULL), ETW_E_INVALID_ARG);
     ETW_CHECK_INT(etw_filter_add(f, ETW_FILTER_SINCE, "yesterday", NULL), ETW_E_INVALID_ARG);
     ETW_CHECK_INT(etw_filter_add(f, ETW_FILTER_EVENT, "", NULL), ETW_E_INVALID_ARG);
+    /* WHERE: FIELD OP VALUE; < > <= >= take numbers */
+    ETW_CHECK_INT(etw_filter_add(f, ETW_FILTER_WHERE, "Size", NULL), ETW_E_INVALID_ARG);
+    ETW_CHECK_INT(etw_filter_add(f, ETW_FILTER_WHERE, "=5", NULL), ETW_E_INVALID_ARG);
+    ETW_CHECK_INT(etw_filter_add(f, ETW_FILTER_WHERE, "Size!5", NULL), ETW_E_INVALID_ARG);
+    ETW_CHECK_INT(etw_filter_add(f, ETW_FILTER_WHERE, "Name<abc", NULL), ETW_E_INVALID_ARG);
+    {
+        etw_filter *w = filter(NULL, NULL);
+        ETW_CHECK_INT(etw_filter_add(w, ETW_FILTER_WHERE, "Size >= 0x10", NULL), ETW_OK);
+        ETW_CHECK_INT(etw_filter_add(w, ETW_FILTER_WHERE, "Delta<-1.5", NULL), ETW_OK);
+        ETW_CHECK_INT(etw_filter_add(w, ETW_FILTER_WHERE, "Name=power*", NULL), ETW_OK);
+        ETW_CHECK(!etw_filter_is_empty(w));
+        etw_filter_free(w);
+    }
+    ETW_CHECK_INT(etw_filter_add(f, ETW_FILTER_PROCESS, "", NULL), ETW_E_INVALID_ARG);
+    ETW_CHECK_INT(etw_filter_key_from_name("where"), ETW_FILTER_WHERE);
+    ETW_CHECK_INT(etw_filter_key_from_name("process"), ETW_FILTER_PROCESS);
     ETW_CHECK(etw_filter_is_empty(f)); /* nothing half-added */
     ETW_CHECK_INT(etw_filter_key_from_name("bogus"), 0);
     etw_filter_free(f);

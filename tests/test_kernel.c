@@ -442,7 +442,8 @@ static void test_json(void) {
     etw_event ev = kernel_event(family_guid("Process"), 3, 4, 8, &b, 0);
     const char *line = json_line(j, &ev);
     ETW_CHECK(strstr(line, "\"event\":\"Process/DCStart\"") != NULL);
-    ETW_CHECK(strstr(line, "\"pid\":3676,\"tid\":-1,") != NULL);
+    /* the DCStart names its process (ImageFileName) */
+    ETW_CHECK(strstr(line, "\"pid\":3676,\"process\":\"Test.x64.exe\",\"tid\":-1,") != NULL);
     ETW_CHECK(strstr(line, "\"ProcessId\":3676") != NULL);
     ETW_CHECK(strstr(line, "\"error\"") == NULL && strstr(line, "\"raw\"") == NULL);
     etb_reset(&b);

@@ -115,10 +115,10 @@ static void test_csv_and_text(void) {
     const char *s;
     size_t n;
     ETW_CHECK_INT(etw_renderer_header(csv, &s, &n), ETW_OK);
-    /* 19 fixed columns (no file, message, raw), 21 log-file header fields,
+    /* 20 fixed columns (no file, message, raw), 21 log-file header fields,
      * 6 of the kernel's EventTrace/PartitionInfoExtension (decoded since the
      * EventTrace family has its layouts), 12 PrimitiveTypesTest fields */
-    ETW_CHECK_INT(etw_renderer_columns(csv), 19 + 21 + 6 + 12);
+    ETW_CHECK_INT(etw_renderer_columns(csv), 20 + 21 + 6 + 12);
     ETW_CHECK(n > 2 && !memcmp(s, "time,provider,provider_guid,event,", 34) && !memcmp(s + n - 2, "\r\n", 2));
     ETW_CHECK_INT(etw_reader_rewind(r), ETW_OK);
     int seen = 0;

@@ -235,6 +235,36 @@ etw_status etw_decoder_provider_name(const etw_event *ev, const etw_schema *s,
 void etw_decoder_event_ids(const etw_decoder *d, const etw_event *ev, const etw_schema *s,
                            uint32_t *pid, uint32_t *tid);
 
+/* The image name of process pid (e.g. "powershell.exe") when ev happens:
+ * 1 and *name (UTF-8, not NUL-terminated, borrowed from the decoder: valid
+ * until its next resolve), 0 when unknown. Learned in trace order from the
+ * kernel's Process Start, DCStart and DCEnd events (ImageFileName) and
+ * Microsoft-Windows-Kernel-Process ProcessStart and ProcessRundown (the file
+ * name of ImageName); a process's Process/Stop (End) or ProcessStop ends it (that
+ * event still has it; a pid reused later gets its new name). A bounded
+ * table (docs/kernel.md, "Process names"); names are cut at
+ * 57 bytes. pid is the one etw_decoder_event_ids gives; ev and s (may be
+ * NULL) tell an End event. Allocates nothing. */
+int etw_decoder_process_name(const etw_decoder *d, const etw_event *ev, const etw_schema *s, uint32_t pid,
+                             const char **name, size_t *len);
+
+/* The drive form of an NT device path ("\Device\HarddiskVolume2\x.dll"):
+ * 1 when a kernel SystemConfig VolumeMapping event seen so far maps a
+ * prefix of path to a drive ("C:\"): the drive path is *dos (*dos_len
+ * bytes, borrowed) followed by path + *nt_len. 0 otherwise. Allocates
+ * nothing. */
+int etw_decoder_drive_path(const etw_decoder *d, const char *path, size_t len, const char **dos,
+                           size_t *dos_len, size_t *nt_len);
+
+/* The drive form of a top-level string field v (from a cursor on an event
+ * of this decoder) holding an NT path, as the JSON shows it next to the
+ * field (key NAME_drive, docs/json-output.md): 1 and buf[0..*len) (UTF-8,
+ * not NUL-terminated) when a VolumeMapping maps its prefix to a drive; 0
+ * for other values, strings of ETW_DRIVE_PATH_MAX bytes and more, or a
+ * result longer than cap. Allocates nothing. */
+#define ETW_DRIVE_PATH_MAX 4096
+int etw_decoder_value_drive_path(const etw_decoder *d, const etw_value *v, char *buf, size_t cap, size_t *len);
+
 /* What is wrong with ev's payload for its schema s, in one line, or NULL:
  * `trailing` bytes (what etw_decode_remaining gave after a full walk; 0 when
  * not walked) after the last field, for every schema source ("N payload
@@ -250,7 +280,9 @@ const char *etw_decoder_payload_problem(etw_decoder *d, const etw_event *ev, con
 #define ETW_PAYLOAD_WALK UINT32_MAX
 
 /* Bytes of per-trace state the decoder keeps besides its schemas (the
- * kernel thread -> process table: fixed once allocated). */
+ * kernel thread -> process table, the process name table, the volume
+ * mappings: each fixed once allocated, 0 until the trace has such an
+ * event). */
 size_t etw_decoder_state_bytes(const etw_decoder *d);
 
 /* The names of ev as every output shows them (docs/json-output.md, keys

@@ -21,6 +21,27 @@
  *                                             of them
  *   SINCE      T                              its time is >= T
  *   UNTIL      T                              its time is <  T
+ *   PROCESS    an image name or glob          the JSON "process" of the event
+ *              ("powershell*")                (its pid's image name then:
+ *                                             etw_decoder_process_name) matches
+ *                                             (ASCII case-insensitive); an
+ *                                             event without one never does
+ *   WHERE      FIELD OP VALUE                 its top-level payload field FIELD
+ *              ("Size>1048576",               holds: OP is = != < > <= >=;
+ *              "ImageFileName=powershell*")   a string field takes = and !=
+ *                                             with a glob (ASCII case-
+ *                                             insensitive); a number field
+ *                                             (integers, floats, pointers)
+ *                                             is compared numerically with a
+ *                                             VALUE that is a number ([-]N,
+ *                                             0xHEX, 1.5). An event without
+ *                                             the field, a field of another
+ *                                             type, a string compared with
+ *                                             < >, a number field against a
+ *                                             non-number: not selected.
+ *                                             Several WHERE values must ALL
+ *                                             hold; spaces around FIELD, OP
+ *                                             and VALUE are ignored
  *   ERRORS     "" (value ignored)             it failed to decode (the JSON
  *                                             "error" key: no schema, damaged
  *                                             metadata)
@@ -47,7 +68,7 @@
  * whole.
  *
  * Combining: a value that starts with '!' excludes (PROVIDER, EVENT, ID,
- * KEYWORDS, PID, TID, ERRORS): an event matching any exclusion is left out.
+ * KEYWORDS, PID, TID, PROCESS, WHERE, ERRORS): an event matching any exclusion is left out.
  * Among the inclusions, several values of one key are alternatives (OR), and
  * different keys must all hold (AND); a key with no inclusion holds for every
  * event. LEVEL, SINCE and UNTIL take no '!'; given twice, the later wins.
@@ -105,7 +126,9 @@ typedef enum etw_filter_key {
     ETW_FILTER_TID,
     ETW_FILTER_SINCE,
     ETW_FILTER_UNTIL,
-    ETW_FILTER_ERRORS
+    ETW_FILTER_ERRORS,
+    ETW_FILTER_PROCESS,
+    ETW_FILTER_WHERE
 } etw_filter_key;
 
 /* Longest value text accepted by etw_filter_add (a glob, a list). */
@@ -122,7 +145,7 @@ void etw_filter_free(etw_filter *f);
 etw_status etw_filter_add(etw_filter *f, etw_filter_key key, const char *value, const char **why);
 
 /* The key named by text: "provider", "event", "id", "level", "keywords",
- * "pid", "tid", "since", "until", "errors". 0 when unknown. */
+ * "pid", "tid", "since", "until", "errors", "process", "where". 0 when unknown. */
 etw_filter_key etw_filter_key_from_name(const char *name);
 
 /* The trace start for relative times (FILETIME, UTC). */

@@ -35,7 +35,7 @@ __all__ = [
 __version__ = library_version
 
 #: The keys every event has, in the JSON contract's order (optional keys --
-#: activity_id, related_activity_id, container_id, stack, stack_match_id,
+#: process, activity_id, related_activity_id, container_id, stack, stack_match_id,
 #: more_stacks, stack_key, stack_key_match_id, more_stack_keys, error, raw -- come
 #: only where the event has them).
 HEADER_KEYS = (
@@ -229,7 +229,7 @@ def open(path, manifests=(), *, raw=False, no_manifest_events=False, max_events=
     symbols: local symbol stores (folders in the symbol-server layout, or
     "srv*DIR") to name native frames with stacks=True (etwdump --symbols).
     filters: provider=, event=, id=, level=, keywords=, pid=, tid=,
-    since=, until=, errors= -- the selection of etwdump (see docs/python.md).
+    process=, where=, since=, until=, errors= -- the selection of etwdump (see docs/python.md).
 
     Raises OSError (missing file or manifest), etwdecode.Error (not an ETL
     file, unreadable data). Damaged buffers are reported as

@@ -2,7 +2,7 @@
 filter (include/etwdecode/etw_filter.h): the same text forms as etwdump's
 options, so a command line and a script select the same events."""
 
-KEYS = ("provider", "event", "id", "level", "keywords", "pid", "tid", "since", "until", "errors")
+KEYS = ("provider", "event", "id", "level", "keywords", "pid", "tid", "since", "until", "errors", "process", "where")
 
 
 def _text(key, v):

@@ -4,7 +4,7 @@ from . import HEADER_KEYS
 
 #: The columns of a frame, in order, whatever the events have.
 COLUMNS = HEADER_KEYS + (
-    "activity_id", "related_activity_id", "container_id", "stack", "stack_match_id", "more_stacks",
+    "process", "activity_id", "related_activity_id", "container_id", "stack", "stack_match_id", "more_stacks",
     "stack_key", "stack_key_match_id", "more_stack_keys", "error", "raw", "fields",
 )
 

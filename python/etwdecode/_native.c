@@ -33,13 +33,13 @@ static PyObject *EtwWarning; /* etwdecode.DamageWarning (UserWarning) */
 /* interned keys of an event dict */
 enum {
     K_TIME, K_PROVIDER, K_PROVIDER_GUID, K_EVENT, K_ID, K_VERSION, K_LEVEL, K_OPCODE, K_TASK,
-    K_CHANNEL, K_KEYWORDS, K_PID, K_TID, K_CPU, K_DATA_LEN, K_ACTIVITY_ID, K_RELATED_ACTIVITY_ID,
+    K_CHANNEL, K_KEYWORDS, K_PID, K_PROCESS, K_TID, K_CPU, K_DATA_LEN, K_ACTIVITY_ID, K_RELATED_ACTIVITY_ID,
     K_CONTAINER_ID, K_FIELDS, K_STACK, K_ERROR, K_RAW, K_UNSUPPORTED, K_STACK_MATCH_ID, K_MORE_STACKS,
     K_STACK_KEY, K_STACK_KEY_MATCH_ID, K_MORE_STACK_KEYS, K_MATCH_ID, K_COUNT_
 };
 static const char *const k_key_names[K_COUNT_] = {
     "time", "provider", "provider_guid", "event", "id", "version", "level", "opcode", "task",
-    "channel", "keywords", "pid", "tid", "cpu", "data_len", "activity_id", "related_activity_id",
+    "channel", "keywords", "pid", "process", "tid", "cpu", "data_len", "activity_id", "related_activity_id",
     "container_id", "fields", "stack", "error", "raw", "unsupported", "stack_match_id", "more_stacks",
     "stack_key", "stack_key_match_id", "more_stack_keys", "match_id",
 };
@@ -659,6 +659,17 @@ static PyObject *fields_obj(Reader *self, const etw_schema *s, const etw_event *
             is_list[top] = v.kind == ETW_VALUE_ARRAY_BEGIN;
         }
         Py_DECREF(o);
+        char drive[ETW_DRIVE_PATH_MAX];
+        size_t dn;
+        if (!top && etw_decoder_value_drive_path(self->dec, &v, drive, sizeof drive, &dn)) {
+            /* NAME_drive after an NT path, as the JSON writer does */
+            PyObject *k = PyUnicode_FromFormat("%s_drive", v.name ? v.name : "");
+            PyObject *dv = k ? PyUnicode_DecodeUTF8(drive, (Py_ssize_t)dn, "replace") : NULL;
+            rc = dv ? PyDict_SetItem(stack[0], k, dv) : -1;
+            Py_XDECREF(k);
+            Py_XDECREF(dv);
+            if (rc < 0) goto fail;
+        }
     }
     *trailing = etw_decode_remaining(&c);
     return stack[0];
@@ -865,6 +876,8 @@ static PyObject *event_obj(Reader *self, const etw_event *ev, const etw_label *l
     const char *error = lab->error;
     uint32_t pid, tid;
     etw_decoder_event_ids(self->dec, ev, schema, &pid, &tid);
+    const char *pname;
+    size_t pname_len;
     PyObject *d = PyDict_New();
     if (!d) return NULL;
     if (set_item(d, K_TIME, time_ns(ev->timestamp)) < 0 ||
@@ -879,7 +892,10 @@ static PyObject *event_obj(Reader *self, const etw_event *ev, const etw_label *l
         set_item(d, K_TASK, PyLong_FromLong(ev->task)) < 0 ||
         set_item(d, K_CHANNEL, PyLong_FromLong(ev->channel)) < 0 ||
         set_item(d, K_KEYWORDS, PyLong_FromUnsignedLongLong(ev->keywords)) < 0 ||
-        set_item(d, K_PID, id_obj(pid)) < 0 || set_item(d, K_TID, id_obj(tid)) < 0 ||
+        set_item(d, K_PID, id_obj(pid)) < 0 ||
+        (etw_decoder_process_name(self->dec, ev, schema, pid, &pname, &pname_len) &&
+         set_item(d, K_PROCESS, utf8_cached(self, pname, pname_len)) < 0) ||
+        set_item(d, K_TID, id_obj(tid)) < 0 ||
         set_item(d, K_CPU, PyLong_FromLong(ev->cpu)) < 0 ||
         set_item(d, K_DATA_LEN, PyLong_FromUnsignedLong(ev->user_data_len)) < 0)
         goto fail;

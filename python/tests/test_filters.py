@@ -16,6 +16,11 @@ CASES = [
      ["--exclude-provider", "Windows Kernel", "--exclude-provider", "Microsoft-Windows-DotNETRuntime"]),
     ("net.4.5.2.x64.etl", {"event": "GC/*", "pid": 3428}, ["--event", "GC/*", "--pid", "3428"]),
     ("net.4.5.2.x64.etl", {"since": "1.5", "until": "2.25"}, ["--since", "1.5", "--until", "2.25"]),
+    # smss.exe is pid 456 (its Process/DCStart); "process" is compared by same_event too
+    ("net.4.5.2.x64.etl", {"process": "SMSS*"}, ["--process", "SMSS*"]),
+    ("net.4.5.2.x64.etl", {"where": ["ProcessID=3676", "ImageName=*test*"]},
+     ["--where", "ProcessID=3676", "--where", "ImageName=*test*"]),
+    ("net.4.5.2.x64.etl", {"process": "!Idle", "event": "PerfInfo/*"}, ["--exclude-process", "Idle", "--event", "PerfInfo/*"]),
     # (ShutdownPerfDiagLogger.etl, the kernel trace, has no error events since its MOF classes decode)
     ("powershell.etl", {"errors": True}, ["--errors"]),
     ("ShutdownPerfDiagLogger.etl", {"errors": False, "level": 4}, ["--exclude-errors", "--level", "4"]),

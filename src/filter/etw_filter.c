@@ -1,9 +1,11 @@
 /* etw_filter.c - event selection (see etw_filter.h). */
 #include "etwdecode/etw_filter.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "../common/etw_alloc.h"
+#include "../common/etw_utf16.h"
 #include "../schema/etw_names.h"
 #include "../source/etw_manifest_types.h"
 #include "etw_glob.h"
@@ -26,7 +28,17 @@ typedef struct pred {
     char *text;      /* PROVIDER/EVENT name or glob */
     size_t text_len;
     uint8_t matched; /* tracking: a name of some event matched the text */
+    /* WHERE: text is the field name; the operator and the value */
+    uint8_t op;
+    char *wvalue;
+    size_t wvalue_len;
+    uint8_t num_ok;  /* the value is a number (num), an integer too (int_ok: neg, mag) */
+    uint8_t int_ok, neg;
+    double num;
+    uint64_t mag;
 } pred;
+
+enum { OP_EQ = 1, OP_NE, OP_LT, OP_GT, OP_LE, OP_GE };
 
 /* Tracking (etw_filter_track_names): the distinct names seen, by kind. */
 enum { NAME_PROVIDER = 0, NAME_EVENT = 1 };
@@ -79,7 +91,10 @@ etw_status etw_filter_new(etw_filter **out, const etw_allocator *alloc) {
 void etw_filter_free(etw_filter *f) {
     if (!f) return;
     etw_allocator a = f->alloc;
-    for (size_t i = 0; i < f->npreds; i++) etw_free(&a, f->preds[i].text);
+    for (size_t i = 0; i < f->npreds; i++) {
+        etw_free(&a, f->preds[i].text);
+        etw_free(&a, f->preds[i].wvalue);
+    }
     etw_free(&a, f->preds);
     for (size_t i = 0; i < f->names_cap; i++) etw_free(&a, f->names[i].text);
     etw_free(&a, f->names);
@@ -95,7 +110,8 @@ etw_filter_key etw_filter_key_from_name(const char *name) {
                  {"id", ETW_FILTER_ID},             {"level", ETW_FILTER_LEVEL},
                  {"keywords", ETW_FILTER_KEYWORDS}, {"pid", ETW_FILTER_PID},
                  {"tid", ETW_FILTER_TID},           {"since", ETW_FILTER_SINCE},
-                 {"until", ETW_FILTER_UNTIL},       {"errors", ETW_FILTER_ERRORS}};
+                 {"until", ETW_FILTER_UNTIL},       {"errors", ETW_FILTER_ERRORS},
+                 {"process", ETW_FILTER_PROCESS},   {"where", ETW_FILTER_WHERE}};
     if (!name) return (etw_filter_key)0;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(name, names[i].name)) return names[i].key;
@@ -255,9 +271,11 @@ static etw_status push(etw_filter *f, const pred *p) {
     }
     f->preds[f->npreds++] = *p;
     f->nvalues++;
-    if (!p->exclude) f->incl_keys |= 1u << p->key;
-    if (p->text) f->unmatched++;
-    if (p->key == ETW_FILTER_EVENT || p->key == ETW_FILTER_ERRORS ||
+    /* WHERE predicates are all required (AND), tested apart */
+    if (!p->exclude && p->key != ETW_FILTER_WHERE) f->incl_keys |= 1u << p->key;
+    if (p->text && !p->matched) f->unmatched++;
+    if (p->key == ETW_FILTER_WHERE) f->needs_names = 1;
+    if (p->key == ETW_FILTER_EVENT || p->key == ETW_FILTER_ERRORS || p->key == ETW_FILTER_PROCESS ||
         (p->key == ETW_FILTER_PROVIDER && !p->is_guid)) {
         f->needs_names = 1;
         if (!p->exclude) f->name_incl_keys |= 1u << p->key;
@@ -298,6 +316,76 @@ bad:
     return ETW_E_INVALID_ARG;
 }
 
+/* FIELD OP VALUE (etw_filter.h) into p: 1, or 0 when malformed. */
+static int parse_where(etw_filter *f, const char *v, pred *p, etw_status *st) {
+    *st = ETW_OK;
+    size_t i = 0;
+    while (v[i] && v[i] != '=' && v[i] != '!' && v[i] != '<' && v[i] != '>') i++;
+    size_t fb = 0, fe = i;
+    while (fb < fe && v[fb] == ' ') fb++;
+    while (fe > fb && v[fe - 1] == ' ') fe--;
+    if (!v[i] || fb == fe) return 0;
+    if (v[i] == '!') {
+        if (v[i + 1] != '=') return 0;
+        p->op = OP_NE;
+        i += 2;
+    } else if (v[i] == '=') {
+        p->op = OP_EQ;
+        i++;
+    } else {
+        int lt = v[i] == '<';
+        i++;
+        if (v[i] == '=') {
+            p->op = lt ? OP_LE : OP_GE;
+            i++;
+        } else {
+            p->op = lt ? OP_LT : OP_GT;
+        }
+    }
+    while (v[i] == ' ') i++;
+    const char *val = v + i;
+    size_t vn = strlen(val);
+    while (vn && val[vn - 1] == ' ') vn--;
+    /* a number: [-]decimal or 0x hex, or a decimal with a fraction/exponent */
+    const char *q = val;
+    int neg = *q == '-';
+    if (neg) q++;
+    uint64_t mag;
+    if (vn && parse_u64(&q, UINT64_MAX, &mag) && q == val + vn) {
+        p->num_ok = p->int_ok = 1;
+        p->neg = (uint8_t)(neg && mag != 0);
+        p->mag = mag;
+        p->num = neg ? -(double)mag : (double)mag;
+    } else if (vn && vn < 64) {
+        char buf[64];
+        memcpy(buf, val, vn);
+        buf[vn] = 0;
+        char *end;
+        double d = strtod(buf, &end);
+        if (end == buf + vn && d == d) {
+            p->num_ok = 1;
+            p->num = d;
+        }
+    }
+    if (!p->num_ok && p->op != OP_EQ && p->op != OP_NE) return 0; /* < > take numbers */
+    p->text = etw_alloc(&f->alloc, fe - fb + 1);
+    p->wvalue = etw_alloc(&f->alloc, vn + 1);
+    if (!p->text || !p->wvalue) {
+        etw_free(&f->alloc, p->text);
+        etw_free(&f->alloc, p->wvalue);
+        *st = ETW_E_NOMEM;
+        return 0;
+    }
+    memcpy(p->text, v + fb, fe - fb);
+    p->text[fe - fb] = 0;
+    p->text_len = fe - fb;
+    memcpy(p->wvalue, val, vn);
+    p->wvalue[vn] = 0;
+    p->wvalue_len = vn;
+    p->matched = 1; /* not tracked as a name */
+    return 1;
+}
+
 etw_status etw_filter_add(etw_filter *f, etw_filter_key key, const char *value, const char **why) {
     static const char *no_reason = "";
     if (why) *why = no_reason;
@@ -317,12 +405,15 @@ etw_status etw_filter_add(etw_filter *f, etw_filter_key key, const char *value, 
     p.exclude = (uint8_t)exclude;
     switch (key) {
     case ETW_FILTER_PROVIDER:
-    case ETW_FILTER_EVENT: {
+    case ETW_FILTER_EVENT:
+    case ETW_FILTER_PROCESS: {
         size_t n = strlen(v);
         if (!n) {
-            if (why) *why = "expected a name, a glob or (provider) a GUID";
+            if (why) *why = key == ETW_FILTER_PROCESS ? "expected an image name or a glob ('powershell*')"
+                                                      : "expected a name, a glob or (provider) a GUID";
             return ETW_E_INVALID_ARG;
         }
+        p.matched = key == ETW_FILTER_PROCESS; /* not tracked: process names are not event names */
         if (key == ETW_FILTER_PROVIDER && etw_mf_parse_guid(v, &p.guid)) {
             p.is_guid = 1;
             return push(f, &p);
@@ -380,6 +471,22 @@ etw_status etw_filter_add(etw_filter *f, etw_filter_key key, const char *value, 
     }
     case ETW_FILTER_ERRORS:
         return push(f, &p);
+    case ETW_FILTER_WHERE: {
+        etw_status st;
+        if (!parse_where(f, v, &p, &st)) {
+            if (st != ETW_OK) return st;
+            if (why)
+                *why = "expected FIELD OP VALUE, OP one of = != < > <= >= ('Size>1048576', "
+                       "'ImageFileName=powershell*'); < > <= >= take a number";
+            return ETW_E_INVALID_ARG;
+        }
+        st = push(f, &p);
+        if (st != ETW_OK) {
+            etw_free(&f->alloc, p.text);
+            etw_free(&f->alloc, p.wvalue);
+        }
+        return st;
+    }
     }
     if (why) *why = "unknown filter key";
     return ETW_E_INVALID_ARG;
@@ -733,6 +840,88 @@ int etw_filter_unmatched(const etw_filter *f, size_t index, etw_filter_unmatched
     return 1;
 }
 
+static int cmp_result(int op, int c) {
+    switch (op) {
+    case OP_EQ: return c == 0;
+    case OP_NE: return c != 0;
+    case OP_LT: return c < 0;
+    case OP_GT: return c > 0;
+    case OP_LE: return c <= 0;
+    default: return c >= 0;
+    }
+}
+
+static int is_signed_type(uint16_t t) {
+    return t == ETW_INTYPE_INT8 || t == ETW_INTYPE_INT16 || t == ETW_INTYPE_INT32 || t == ETW_INTYPE_INT64;
+}
+
+/* 1 when value v holds for WHERE predicate p (v is the field p names). */
+static int where_value(const pred *p, const etw_value *v) {
+    if (v->in_type == ETW_INTYPE_UNICODESTRING || v->in_type == ETW_INTYPE_ANSISTRING) {
+        if (p->op != OP_EQ && p->op != OP_NE) return 0;
+        char buf[ETW_FILTER_MAX_VALUE];
+        size_t n = 0;
+        if (v->in_type == ETW_INTYPE_UNICODESTRING) {
+            size_t units = v->size / 2;
+            while (units && !v->data[2 * units - 2] && !v->data[2 * units - 1]) units--;
+            if (units > sizeof buf / 3) return 0;
+            n = etw_utf16_to_utf8(v->data, units, buf);
+        } else {
+            while (n < v->size && v->data[n]) n++;
+            if (n > sizeof buf) return 0;
+            memcpy(buf, v->data, n);
+        }
+        int m = etw_glob_match(p->wvalue, p->wvalue_len, buf, n);
+        return p->op == OP_EQ ? m : !m;
+    }
+    if (!p->num_ok) return 0;
+    if (etw_value_is_integer(v) && p->int_ok) {
+        int c;
+        if (is_signed_type(v->in_type)) {
+            int64_t x = etw_value_i64(v);
+            if (p->neg) {
+                /* the value is -mag: compare x + mag with 0 without overflow */
+                if (x >= 0) c = 1;
+                else {
+                    uint64_t ax = (uint64_t)(-(x + 1)) + 1;
+                    c = ax == p->mag ? 0 : ax < p->mag ? 1 : -1;
+                }
+            } else if (x < 0) {
+                c = -1;
+            } else {
+                c = (uint64_t)x == p->mag ? 0 : (uint64_t)x < p->mag ? -1 : 1;
+            }
+        } else {
+            uint64_t x = etw_value_u64(v);
+            c = p->neg ? 1 : x == p->mag ? 0 : x < p->mag ? -1 : 1;
+        }
+        return cmp_result(p->op, c);
+    }
+    if (etw_value_is_integer(v) || v->in_type == ETW_INTYPE_FLOAT || v->in_type == ETW_INTYPE_DOUBLE) {
+        double x = etw_value_is_integer(v) ? (is_signed_type(v->in_type) ? (double)etw_value_i64(v)
+                                                                        : (double)etw_value_u64(v))
+                                           : etw_value_double(v);
+        if (x != x) return p->op == OP_NE;
+        return cmp_result(p->op, x < p->num ? -1 : x > p->num ? 1 : 0);
+    }
+    return 0;
+}
+
+/* 1 when ev has top-level field p->text and it holds; 0 otherwise (no
+ * schema, no such field). */
+static int where_pred(const pred *p, etw_decoder *d, const etw_event *ev, const etw_schema *s) {
+    if (!d || !s) return 0;
+    etw_decode_cursor c;
+    if (etw_decoder_begin(d, ev, s, &c) != ETW_OK) return 0;
+    etw_value v;
+    while (etw_decode_next(&c, &v) == ETW_OK) {
+        if (v.depth || v.in_array || !v.name || strcmp(v.name, p->text)) continue;
+        if (v.kind != ETW_VALUE_SCALAR || !v.data) return 0;
+        return where_value(p, &v);
+    }
+    return 0;
+}
+
 int etw_filter_match(etw_filter *f, etw_decoder *d, const etw_event *ev, etw_label *label) {
     if (!f || !ev) return -1;
     etw_label local;
@@ -745,12 +934,29 @@ int etw_filter_match(etw_filter *f, etw_decoder *d, const etw_event *ev, etw_lab
     unsigned hit = 0;
     if (!header_stage(f, ev, labeled ? l->pid : ev->pid, labeled ? l->tid : ev->tid, &hit)) return 0;
     if (!f->needs_names) return 1;
+    int pstate = 0; /* the process name: 0 not asked yet, 1 known, -1 none */
+    const char *pname = NULL;
+    size_t pname_len = 0;
     for (size_t i = 0; i < f->npreds; i++) {
         const pred *p = &f->preds[i];
         if (header_pred(p, ev, 0, 0) >= 0) continue;
-        int m = name_pred(p, l, &n);
+        int m;
+        if (p->key == ETW_FILTER_WHERE) continue; /* after the names: it decodes the payload */
+        if (p->key == ETW_FILTER_PROCESS) {
+            if (!pstate) pstate = etw_decoder_process_name(d, ev, l->schema, l->pid, &pname, &pname_len) ? 1 : -1;
+            m = pstate > 0 && etw_glob_match(p->text, p->text_len, pname, pname_len);
+        } else {
+            m = name_pred(p, l, &n);
+        }
         if (m && p->exclude) return 0;
         if (m) hit |= 1u << p->key;
     }
-    return (hit & f->incl_keys) == f->incl_keys;
+    if ((hit & f->incl_keys) != f->incl_keys) return 0;
+    /* WHERE: each must hold (AND), each exclusion must not */
+    for (size_t i = 0; i < f->npreds; i++) {
+        const pred *p = &f->preds[i];
+        if (p->key != ETW_FILTER_WHERE) continue;
+        if (where_pred(p, d, ev, l->schema) == p->exclude) return 0;
+    }
+    return 1;
 }

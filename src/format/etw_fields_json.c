@@ -1,9 +1,11 @@
 /* etw_fields_json.c - the "fields" object of an event (see etw_fields_json.h). */
 #include "format/etw_fields_json.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "common/etw_bytes.h"
+#include "etwdecode/etw_decoder.h"
 
 /* ------------------------------------------------------------------------ */
 /* addresses                                                                */
@@ -526,6 +528,11 @@ etw_status etw_fields_json(etw_text *t, const etw_schema *s, const etw_event *ev
 
 etw_status etw_fields_json_ex(etw_text *t, const etw_schema *s, const etw_event *ev,
                               uint64_t *refs, size_t refs_len, uint32_t *trailing) {
+    return etw_fields_json_drive(t, s, ev, refs, refs_len, trailing, NULL);
+}
+
+etw_status etw_fields_json_drive(etw_text *t, const etw_schema *s, const etw_event *ev, uint64_t *refs,
+                                 size_t refs_len, uint32_t *trailing, const etw_decoder *d) {
     etw_decode_cursor c;
     etw_value v;
     /* per open container: 1 = array, and whether a member was written */
@@ -572,6 +579,15 @@ etw_status etw_fields_json_ex(etw_text *t, const etw_schema *s, const etw_event 
             continue;
         }
         etw_value_json(t, &v);
+        char drive[ETW_DRIVE_PATH_MAX];
+        size_t dn;
+        char key[320];
+        if (d && !top && etw_decoder_value_drive_path(d, &v, drive, sizeof drive, &dn) &&
+            snprintf(key, sizeof key, "%s_drive", v.name ? v.name : "") < (int)sizeof key) {
+            /* NAME_drive: the drive form of an NT path, after the raw value */
+            put_key(t, key, 1);
+            etw_text_json_utf8(t, drive, dn);
+        }
     }
     while (top > 0) {
         etw_text_putc(t, is_array[top] ? ']' : '}');

@@ -32,6 +32,13 @@ etw_status etw_fields_json(etw_text *t, const etw_schema *s, const etw_event *ev
 etw_status etw_fields_json_ex(etw_text *t, const etw_schema *s, const etw_event *ev,
                               uint64_t *refs, size_t refs_len, uint32_t *trailing);
 
+/* The same, and after each top-level string field that holds an NT device
+ * path a VolumeMapping of d's trace maps to a drive, NAME_drive with the
+ * drive path (etw_decoder_value_drive_path). d NULL: as etw_fields_json_ex. */
+struct etw_decoder;
+etw_status etw_fields_json_drive(etw_text *t, const etw_schema *s, const etw_event *ev, uint64_t *refs,
+                                 size_t refs_len, uint32_t *trailing, const struct etw_decoder *d);
+
 /* Append one SCALAR value in its JSON form (exported for tests and other
  * formats). An UNSUPPORTED value is written as its placeholder object;
  * STRUCT/ARRAY markers write nothing. */

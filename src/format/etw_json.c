@@ -362,6 +362,12 @@ ids:;
     etw_decoder_event_ids(j->opt.decoder, ev, schema, &pid, &tid);
     key(t, "pid");
     id_value(t, pid);
+    const char *pname;
+    size_t pname_len;
+    if (etw_decoder_process_name(j->opt.decoder, ev, schema, pid, &pname, &pname_len)) {
+        key(t, "process");
+        etw_text_json_utf8(t, pname, pname_len);
+    }
     key(t, "tid");
     id_value(t, tid);
     u64_field(t, "cpu", ev->cpu);
@@ -384,7 +390,7 @@ ids:;
         size_t nrefs;
         uint32_t trailing = 0;
         etw_decoder_scratch(j->opt.decoder, &refs, &nrefs);
-        etw_status fs = etw_fields_json_ex(t, schema, ev, refs, nrefs, &trailing);
+        etw_status fs = etw_fields_json_drive(t, schema, ev, refs, nrefs, &trailing, j->opt.decoder);
         if (fs != ETW_OK) return fs;
         if (!error) error = etw_decoder_payload_problem(j->opt.decoder, ev, schema, trailing);
         decoded = 1;

@@ -17,11 +17,11 @@
 
 /* The fixed CSV columns, in order; the JSON key of each is its name. */
 enum { COL_TIME, COL_FILE, COL_PROVIDER, COL_PROVIDER_GUID, COL_EVENT, COL_ID, COL_VERSION, COL_LEVEL,
-       COL_OPCODE, COL_TASK, COL_CHANNEL, COL_KEYWORDS, COL_PID, COL_TID, COL_CPU, COL_DATA_LEN,
+       COL_OPCODE, COL_TASK, COL_CHANNEL, COL_KEYWORDS, COL_PID, COL_PROCESS, COL_TID, COL_CPU, COL_DATA_LEN,
        COL_ACTIVITY, COL_RELATED, COL_CONTAINER, COL_MESSAGE, COL_ERROR, COL_RAW, NFIXED };
 static const char *const fixed_names[NFIXED] = {
     "time", "file", "provider", "provider_guid", "event", "id", "version", "level", "opcode", "task",
-    "channel", "keywords", "pid", "tid", "cpu", "data_len", "activity_id", "related_activity_id",
+    "channel", "keywords", "pid", "process", "tid", "cpu", "data_len", "activity_id", "related_activity_id",
     "container_id", "message", "error", "raw"};
 
 typedef struct column {
@@ -534,6 +534,10 @@ static void render_text(etw_renderer *rd, const etw_event *ev, const char *line,
     if (val[COL_EVENT]) text_name(t, val[COL_EVENT], vlen[COL_EVENT]);
     etw_text_puts(t, " pid=");
     if (val[COL_PID]) etw_text_put(t, val[COL_PID], vlen[COL_PID]);
+    if (val[COL_PROCESS]) {
+        etw_text_puts(t, " process=");
+        text_value(t, val[COL_PROCESS], vlen[COL_PROCESS]);
+    }
     etw_text_puts(t, " tid=");
     if (val[COL_TID]) etw_text_put(t, val[COL_TID], vlen[COL_TID]);
     size_t fp = 0;

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "../common/etw_alloc.h"
+#include "../common/etw_bytes.h"
+#include "../common/etw_utf16.h"
 #include "../source/etw_builtin_manifests.h"
 #include "../source/etw_eventsource.h"
 #include "../source/etw_kernel_source.h"
@@ -18,6 +20,7 @@
 #include "etw_cache.h"
 #include "etw_names.h"
 #include "etw_source.h"
+#include "etw_tstate.h"
 #include "etwdecode/etw_traits.h"
 
 /* Tag byte of the keys of built-in schemas (ManifestData, MetaData names). */
@@ -48,6 +51,7 @@ struct etw_decoder {
     int builtin_cached; /* a built-in schema was handed out since the last
                          * time merged metadata was learned */
     etw_kernel_source *kernel; /* classic kernel (MOF) classes shipped with the library */
+    etw_tstate *ts;            /* process names, volume mappings (learned in order) */
     etw_es_assembler *es;
     es_loaded *es_loaded;
     size_t es_loaded_n, es_loaded_cap;
@@ -167,6 +171,7 @@ etw_status etw_decoder_new(etw_decoder **out, const etw_decoder_options *opt) {
     if (s == ETW_OK) s = etw_metadata_set_new(&d->meta, &a);
     if (s == ETW_OK) s = etw_es_new(&d->es, &eo);
     if (s == ETW_OK) s = etw_kernel_source_new(&d->kernel, &d->alloc, report, d);
+    if (s == ETW_OK) s = etw_tstate_new(&d->ts, &d->alloc);
     if (s != ETW_OK) {
         etw_decoder_free(d);
         return s;
@@ -211,6 +216,7 @@ void etw_decoder_free(etw_decoder *d) {
     etw_free(&a, d->cat_loaded);
     etw_metadata_set_free(d->meta);
     etw_kernel_source_free(d->kernel);
+    etw_tstate_free(d->ts);
     etw_tl_scratch_free(&d->tl);
     etw_cache_free(d->cache);
     etw_free(&a, d->refs);
@@ -622,11 +628,189 @@ etw_status etw_decoder_prescan(etw_decoder *d, etw_reader *r) {
     return etw_reader_rewind(r);
 }
 
+/* ---- state of the traced system (etw_tstate.h) ------------------------------ */
+
+enum { ST_NONE, ST_PROC_SET, ST_PROC_END, ST_VOLUME };
+
+static int is_classic(const etw_event *ev);
+
+static int guid_is(const etw_guid *g, uint32_t d1, uint16_t d2, uint16_t d3, uint64_t d4) {
+    if (g->data1 != d1 || g->data2 != d2 || g->data3 != d3) return 0;
+    for (int i = 0; i < 8; i++)
+        if (g->data4[i] != (uint8_t)(d4 >> (56 - 8 * i))) return 0;
+    return 1;
+}
+
+/* The kernel's Process class, SystemConfigEx (VolumeMapping), and the
+ * Microsoft-Windows-Kernel-Process provider. */
+#define G_PROCESS 0x3d6fa8d0u, 0xfe05, 0x11d0, 0x9dda00c04fd7ba7cull
+#define G_SYSCONFIGEX 0x9b79ee91u, 0xb5fd, 0x41c0, 0xa2434248e266e9d0ull
+#define G_KERNEL_PROCESS 0x22fb2cd6u, 0x0e7b, 0x422b, 0xa0c72fad1fd0e716ull
+
+/* What ev teaches the state: a process starts or is in the rundown
+ * (kernel Process Start 1, DCStart 3, DCEnd 4; Kernel-Process ProcessStart
+ * 1, ProcessRundown 15), ends (Process/End 2; ProcessStop 2), or a volume
+ * mapping (SystemConfigEx 35). */
+static int state_kind(const etw_event *ev, int classic) {
+    uint32_t d1 = ev->provider.data1;
+    if (d1 != 0x3d6fa8d0u && d1 != 0x9b79ee91u && d1 != 0x22fb2cd6u) return ST_NONE;
+    if (classic) {
+        if (guid_is(&ev->provider, G_PROCESS)) {
+            if (ev->opcode == 1 || ev->opcode == 3 || ev->opcode == 4) return ST_PROC_SET;
+            if (ev->opcode == 2) return ST_PROC_END;
+        } else if (ev->opcode == 35 && guid_is(&ev->provider, G_SYSCONFIGEX)) {
+            return ST_VOLUME;
+        }
+        return ST_NONE;
+    }
+    if (ev->form != ETW_FORM_EVENT_HEADER || !guid_is(&ev->provider, G_KERNEL_PROCESS)) return ST_NONE;
+    if (ev->id == 1 || ev->id == 15) return ST_PROC_SET;
+    if (ev->id == 2) return ST_PROC_END;
+    return ST_NONE;
+}
+
+typedef struct sfield {
+    const char *name;
+    const uint8_t *data;
+    uint32_t size;
+    uint16_t in_type;
+    int found;
+} sfield;
+
+/* Top-level scalar fields of ev by name. */
+static void state_fields(etw_decoder *d, const etw_event *ev, const etw_schema *s, sfield *f, size_t n) {
+    etw_decode_cursor c;
+    if (etw_decode_begin(&c, s, ev, d->refs, d->refs_len) != ETW_OK) return;
+    etw_value v;
+    size_t left = n;
+    while (left && etw_decode_next(&c, &v) == ETW_OK) {
+        if (v.kind != ETW_VALUE_SCALAR || v.depth != 0 || v.in_array || !v.data) continue;
+        for (size_t i = 0; i < n; i++)
+            if (!f[i].found && !strcmp(f[i].name, v.name)) {
+                f[i].data = v.data;
+                f[i].size = v.size;
+                f[i].in_type = v.in_type;
+                f[i].found = 1;
+                left--;
+                break;
+            }
+    }
+}
+
+static uint32_t sfield_u32(const sfield *f) {
+    if (f->size == 4 || f->size == 8) return etw_le32(f->data); /* a pointer-sized id: its low half */
+    if (f->size == 2) return etw_le16(f->data);
+    return ETW_NO_ID;
+}
+
+/* A string field as UTF-8 into buf (at most cap bytes, cut at a character):
+ * its length. */
+static size_t sfield_str(const sfield *f, char *buf, size_t cap) {
+    if (!f->found) return 0;
+    if (f->in_type == ETW_INTYPE_UNICODESTRING) {
+        size_t units = f->size / 2;
+        while (units && !f->data[2 * units - 2] && !f->data[2 * units - 1]) units--;
+        /* the UTF-8 of a unit takes at most 3 bytes */
+        char tmp[3 * 256];
+        if (units > 256) units = 256;
+        size_t n = etw_utf16_to_utf8(f->data, units, tmp);
+        if (n > cap) {
+            n = cap;
+            while (n && ((unsigned char)tmp[n] & 0xC0) == 0x80) n--;
+        }
+        memcpy(buf, tmp, n);
+        return n;
+    }
+    if (f->in_type == ETW_INTYPE_ANSISTRING) {
+        size_t n = 0;
+        while (n < f->size && f->data[n]) n++;
+        if (n > cap) n = cap;
+        memcpy(buf, f->data, n);
+        return n;
+    }
+    return 0;
+}
+
+static void observe_state(etw_decoder *d, const etw_event *ev, const etw_schema *s, int classic) {
+    int k = state_kind(ev, classic);
+    if (k == ST_NONE || !s) return;
+    int kp = !classic; /* Microsoft-Windows-Kernel-Process */
+    if (k == ST_VOLUME) {
+        sfield f[2] = {{"NtPath", 0, 0, 0, 0}, {"DosPath", 0, 0, 0, 0}};
+        state_fields(d, ev, s, f, 2);
+        char nt[ETW_TSTATE_NT_MAX + 1], dos[ETW_TSTATE_DOS_MAX + 1];
+        size_t nn = sfield_str(&f[0], nt, sizeof nt), dn = sfield_str(&f[1], dos, sizeof dos);
+        if (nn <= ETW_TSTATE_NT_MAX && dn <= ETW_TSTATE_DOS_MAX) etw_tstate_volume_set(d->ts, nt, nn, dos, dn);
+        return;
+    }
+    sfield f[2] = {{kp ? "ProcessID" : "ProcessId", 0, 0, 0, 0}, {kp ? "ImageName" : "ImageFileName", 0, 0, 0, 0}};
+    state_fields(d, ev, s, f, k == ST_PROC_END ? 1 : 2);
+    if (!f[0].found) return;
+    uint32_t pid = sfield_u32(&f[0]);
+    if (k == ST_PROC_END) {
+        etw_tstate_process_end(d->ts, pid);
+        return;
+    }
+    char name[256];
+    size_t n = sfield_str(&f[1], name, sizeof name);
+    const char *b = name;
+    if (kp) /* a full path: the kernel's ImageFileName is the file name */
+        for (size_t i = 0; i < n; i++)
+            if (name[i] == '\\') b = name + i + 1;
+    n -= (size_t)(b - name);
+    etw_tstate_process_set(d->ts, pid, b, n);
+}
+
+int etw_decoder_process_name(const etw_decoder *d, const etw_event *ev, const etw_schema *s, uint32_t pid,
+                             const char **name, size_t *len) {
+    if (!d || !name || !len) return 0;
+    /* the End event itself still names its process */
+    int ending = ev && s && state_kind(ev, is_classic(ev)) == ST_PROC_END;
+    return etw_tstate_process(d->ts, pid, ending, name, len);
+}
+
+int etw_decoder_drive_path(const etw_decoder *d, const char *path, size_t len, const char **dos,
+                           size_t *dos_len, size_t *nt_len) {
+    if (!d || !etw_tstate_has_volumes(d->ts)) return 0;
+    return etw_tstate_drive_path(d->ts, path, len, dos, dos_len, nt_len);
+}
+
+int etw_decoder_value_drive_path(const etw_decoder *d, const etw_value *v, char *buf, size_t cap, size_t *len) {
+    if (!d || !v || !buf || !len || !etw_tstate_has_volumes(d->ts) || v->kind != ETW_VALUE_SCALAR || !v->data ||
+        v->depth || v->in_array)
+        return 0;
+    char path[ETW_DRIVE_PATH_MAX];
+    size_t n = 0;
+    if (v->in_type == ETW_INTYPE_UNICODESTRING) {
+        size_t units = v->size / 2;
+        if (!units || v->data[0] != '\\' || v->data[1]) return 0; /* an NT path starts with a backslash */
+        while (units && !v->data[2 * units - 2] && !v->data[2 * units - 1]) units--;
+        if (units > sizeof path / 3) return 0; /* the UTF-8 of a unit takes at most 3 bytes */
+        n = etw_utf16_to_utf8(v->data, units, path);
+    } else if (v->in_type == ETW_INTYPE_ANSISTRING) {
+        if (!v->size || v->data[0] != '\\') return 0;
+        while (n < v->size && v->data[n]) n++;
+        if (n > sizeof path) return 0;
+        memcpy(path, v->data, n);
+    } else {
+        return 0;
+    }
+    const char *dos;
+    size_t dos_len, nt_len;
+    if (!etw_tstate_drive_path(d->ts, path, n, &dos, &dos_len, &nt_len)) return 0;
+    if (dos_len + (n - nt_len) > cap) return 0;
+    memcpy(buf, dos, dos_len);
+    memcpy(buf + dos_len, path + nt_len, n - nt_len);
+    *len = dos_len + (n - nt_len);
+    return 1;
+}
+
 int etw_decoder_learns(const etw_decoder *d, const etw_event *ev, const etw_schema *s) {
     if (!ev) return 0;
     if (etw_metadata_event_name(ev) != NULL) return ETW_LEARN_TRACE;
     if (etw_es_is_manifest_event(ev)) return d && d->opt.no_eventsource ? 0 : ETW_LEARN_LATER;
     if (d && s && s->source == ETW_SOURCE_MOF && etw_kernel_records_state(d->kernel, s)) return ETW_LEARN_LATER;
+    if (state_kind(ev, is_classic(ev)) != ST_NONE) return ETW_LEARN_LATER;
     return 0;
 }
 
@@ -642,7 +826,10 @@ etw_learn_kind etw_decoder_learn_kind(const etw_decoder *d, const etw_event *ev)
         return ETW_LEARN_AHEAD;
     if (!d->opt.no_eventsource && etw_es_is_manifest_event(ev)) return ETW_LEARN_IN_ORDER;
     /* Thread/Start, Thread/DCStart...: the kernel's thread -> process state */
-    if (is_classic(ev) && etw_kernel_records_thread(d->kernel, ev)) return ETW_LEARN_IN_ORDER;
+    int classic = is_classic(ev);
+    if (classic && etw_kernel_records_thread(d->kernel, ev)) return ETW_LEARN_IN_ORDER;
+    /* process names, volume mappings */
+    if (state_kind(ev, classic) != ST_NONE) return ETW_LEARN_IN_ORDER;
     return ETW_LEARN_NONE;
 }
 
@@ -738,9 +925,12 @@ etw_status etw_decoder_resolve(etw_decoder *d, const etw_event *ev, const etw_sc
     if (ev->form != ETW_FORM_EVENT_HEADER || (ev->flags & ETW_EVENT_FLAG_CLASSIC_HEADER)) {
         etw_status st = resolve_keyed(d, ev, ETW_SOURCE_KEY_CLASSIC, out, why);
         if (st == ETW_OK && (*out)->source == ETW_SOURCE_MOF) etw_kernel_observe(d->kernel, ev, *out);
+        if (st == ETW_OK) observe_state(d, ev, *out, 1);
         return st;
     }
-    return resolve_keyed(d, ev, ETW_SOURCE_KEY_DESCRIPTOR, out, why);
+    etw_status st = resolve_keyed(d, ev, ETW_SOURCE_KEY_DESCRIPTOR, out, why);
+    if (st == ETW_OK && ev->provider.data1 == 0x22fb2cd6u) observe_state(d, ev, *out, 0);
+    return st;
 }
 
 etw_status etw_decoder_begin(etw_decoder *d, const etw_event *ev, const etw_schema *s,
@@ -803,7 +993,9 @@ const char *etw_decoder_payload_problem(etw_decoder *d, const etw_event *ev, con
     return d->problem;
 }
 
-size_t etw_decoder_state_bytes(const etw_decoder *d) { return d ? etw_kernel_state_bytes(d->kernel) : 0; }
+size_t etw_decoder_state_bytes(const etw_decoder *d) {
+    return d ? etw_kernel_state_bytes(d->kernel) + etw_tstate_bytes(d->ts) : 0;
+}
 
 etw_status etw_decoder_add_source(etw_decoder *d, const etw_source *src) {
     if (!d || !src || !src->resolve) return ETW_E_INVALID_ARG;

@@ -123,15 +123,25 @@ static const char usage_text[] =
     "  --level N            level at most N (1 critical .. 5 verbose)\n"
     "  --keywords MASK      any bit of MASK (0x... or decimal)\n"
     "  --pid N[,N...]       process ids\n"
+    "  --process NAME       processes by image name or glob, the \"process\" key\n"
+    "                       ('powershell.exe', 'svc*'; case-insensitive); events\n"
+    "                       whose process has no known name are not selected\n"
     "  --tid N[,N...]       thread ids\n"
     "  --since T            from T on (inclusive): RFC 3339 ('2021-09-09T12:59:35Z')\n"
     "                       or seconds from the trace start ('12.5')\n"
     "  --until T            before T (exclusive), same forms\n"
+    "  --where 'FIELD OP VALUE'  a payload field's value: OP one of = != < > <=\n"
+    "                       >=; strings take = and != with a glob, numbers are\n"
+    "                       compared as numbers; events without the field are\n"
+    "                       not selected; repeated --where must all hold\n"
+    "                       (--where 'ImageFileName=powershell*' --where\n"
+    "                       'Size>1048576')\n"
     "  --errors             only the events that failed to decode\n"
     "  --exclude-provider P leave out a provider (= --provider '!P')\n"
     "  --exclude-event E    leave out events by name\n"
     "  --exclude-id N       leave out event ids\n"
     "  --exclude-pid N      leave out processes\n"
+    "  --exclude-process NAME leave out processes by image name or glob\n"
     "  --exclude-tid N      leave out threads\n"
     "  --exclude-keywords MASK leave out events with any bit of MASK\n"
     "  --exclude-errors     only the events that decoded\n"
@@ -157,7 +167,8 @@ static const struct {
     {"--exclude-provider", "provider", 1, 1}, {"--exclude-event", "event", 1, 1},
     {"--exclude-id", "id", 1, 1},             {"--exclude-pid", "pid", 1, 1},
     {"--exclude-tid", "tid", 1, 1},           {"--exclude-keywords", "keywords", 1, 1},
-    {"--exclude-errors", "errors", 1, 0},
+    {"--exclude-errors", "errors", 1, 0},     {"--process", "process", 0, 1},
+    {"--exclude-process", "process", 1, 1},   {"--where", "where", 0, 1},
 };
 
 static int filter_option(const char *a) {
