@@ -1800,7 +1800,6 @@ static PyMethodDef native_functions[] = {
 static PyModuleDef native_module = {
     PyModuleDef_HEAD_INIT, .m_name = "etwdecode._native", .m_methods = native_functions,
     .m_doc = "libetwdecode for Python: the native half of the etwdecode package.", .m_size = -1,
-    .m_methods = native_functions,
 };
 
 PyMODINIT_FUNC PyInit__native(void) {
