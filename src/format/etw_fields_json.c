@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/etw_bytes.h"
+#include "format/etw_json_spans.h"
 
 /* ------------------------------------------------------------------------ */
 /* addresses                                                                */
@@ -526,7 +527,13 @@ etw_status etw_fields_json(etw_text *t, const etw_schema *s, const etw_event *ev
 
 etw_status etw_fields_json_ex(etw_text *t, const etw_schema *s, const etw_event *ev,
                               uint64_t *refs, size_t refs_len, uint32_t *trailing) {
+    return etw_fields_json_spans(t, s, ev, refs, refs_len, trailing, NULL);
+}
+
+etw_status etw_fields_json_spans(etw_text *t, const etw_schema *s, const etw_event *ev, uint64_t *refs,
+                                 size_t refs_len, uint32_t *trailing, etw_json_spans *sp) {
     etw_decode_cursor c;
+    etw_field_span *cur = NULL; /* the top-level member being written */
     etw_value v;
     /* per open container: 1 = array, and whether a member was written */
     uint8_t is_array[ETW_DECODE_MAX_DEPTH + 2];
@@ -547,22 +554,42 @@ etw_status etw_fields_json_ex(etw_text *t, const etw_schema *s, const etw_event 
     }
     is_array[0] = 0;
     has_member[0] = 0;
+    if (sp) {
+        sp->n = 0;
+        sp->complete = 1;
+    }
     while (etw_decode_next(&c, &v) == ETW_OK) {
         if (v.kind == ETW_VALUE_STRUCT_END || v.kind == ETW_VALUE_ARRAY_END) {
             if (top == 0) continue; /* cannot happen: markers pair */
             etw_text_putc(t, is_array[top] ? ']' : '}');
             top--;
+            if (top == 0 && cur) cur->val_len = t->len - cur->val_off;
             continue;
+        }
+        if (top == 0 && sp) {
+            cur = NULL;
+            if (sp->n < sp->cap) {
+                cur = &sp->fields[sp->n++];
+                cur->name = v.name ? v.name : "";
+                cur->key_off = t->len + (has_member[0] != 0);
+            } else {
+                sp->complete = 0;
+            }
         }
         if (!is_array[top])
             put_key(t, v.name ? v.name : "", has_member[top]);
         else if (has_member[top])
             etw_text_putc(t, ',');
         has_member[top] = 1;
+        if (top == 0 && cur) {
+            cur->key_len = t->len - 1 - cur->key_off; /* without the colon */
+            cur->val_off = t->len;
+        }
         if (v.kind == ETW_VALUE_STRUCT_BEGIN || v.kind == ETW_VALUE_ARRAY_BEGIN) {
             int arr = v.kind == ETW_VALUE_ARRAY_BEGIN;
             if (top + 1 >= sizeof is_array) { /* cannot happen: depth is bounded */
                 etw_text_put(t, arr ? "[]" : "{}", 2);
+                if (top == 0 && cur) cur->val_len = 2;
                 continue;
             }
             etw_text_putc(t, arr ? '[' : '{');
@@ -572,10 +599,12 @@ etw_status etw_fields_json_ex(etw_text *t, const etw_schema *s, const etw_event 
             continue;
         }
         etw_value_json(t, &v);
+        if (top == 0 && cur) cur->val_len = t->len - cur->val_off;
     }
     while (top > 0) {
         etw_text_putc(t, is_array[top] ? ']' : '}');
         top--;
+        if (top == 0 && cur) cur->val_len = t->len - cur->val_off;
     }
     if (trailing) *trailing = etw_decode_remaining(&c);
     etw_text_putc(t, '}');

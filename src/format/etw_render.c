@@ -1,6 +1,9 @@
 /* etw_render.c - JSON, text and CSV renderings of events (see etw_render.h).
- * Each starts from the contract's JSON object (etw_json), read back with
- * etw_jscan, so that the three can never disagree on a name or a value. */
+ * Each starts from the contract's JSON object (etw_json): text and CSV take
+ * their values from the spans the writer recorded as it wrote each key
+ * (etw_json_spans.h), so the three can never disagree on a name or a value
+ * and nothing is parsed again (etw_jscan only reads the rare "fields" that
+ * do not come from a schema: the log-file header, EventSource manifests). */
 #include "etwdecode/etw_render.h"
 
 #include <string.h>
@@ -8,6 +11,7 @@
 #include "../common/etw_alloc.h"
 #include "etwdecode/etw_decoder.h"
 #include "etw_jscan.h"
+#include "etw_json_spans.h"
 #include "etw_text.h"
 
 /* FILETIME ticks per second (100 ns units). */
@@ -48,6 +52,13 @@ struct etw_renderer {
     size_t *cell_len;
     int header_done;
     int fixed_on[NFIXED]; /* which fixed columns the header has */
+    size_t col_of_fixed[NFIXED]; /* the column of each fixed key, or (size_t)-1 */
+    size_t *set;          /* the columns the current row has a value for */
+    size_t nset;
+    char *commas;         /* ncols commas: the separators of a run of empty cells */
+    /* where the writer put each value (text, CSV) */
+    etw_json_spans sp;
+    etw_field_span *spans;
 };
 
 static uint64_t name_hash(const char *s, size_t n) {
@@ -91,6 +102,9 @@ void etw_renderer_free(etw_renderer *rd) {
     etw_free(&a, rd->seen);
     etw_free(&a, (void *)rd->cell);
     etw_free(&a, rd->cell_len);
+    etw_free(&a, rd->spans);
+    etw_free(&a, rd->set);
+    etw_free(&a, rd->commas);
     etw_json_free(rd->json);
     etw_text_free(&rd->out);
     etw_text_free(&rd->scratch);
@@ -364,12 +378,20 @@ static void text_name(etw_text *t, const char *v, size_t n) { text_value_(t, v, 
 /* A CSV cell from a JSON value. */
 static void csv_cell(etw_renderer *rd, etw_text *t, const char *v, size_t n) {
     if (!v || !n || (n == 4 && !memcmp(v, "null", 4))) return;
-    etw_text *sc = &rd->scratch;
-    etw_text_clear(sc);
-    if (v[0] == '"') etw_jscan_unescape(sc, v, n);
-    else etw_text_put(sc, v, n);
-    const char *s = sc->data ? sc->data : "";
-    size_t len = sc->len;
+    const char *s = v;
+    size_t len = n;
+    if (v[0] == '"') {
+        if (n >= 2 && !memchr(v, '\\', n)) { /* nothing escaped: the text between the quotes */
+            s = v + 1;
+            len = n - 2;
+        } else {
+            etw_text *sc = &rd->scratch;
+            etw_text_clear(sc);
+            etw_jscan_unescape(sc, v, n);
+            s = sc->data ? sc->data : "";
+            len = sc->len;
+        }
+    }
     int quote = 0;
     for (size_t i = 0; i < len && !quote; i++)
         if (s[i] == ',' || s[i] == '"' || s[i] == '\r' || s[i] == '\n') quote = 1;
@@ -439,8 +461,14 @@ etw_status etw_renderer_header(etw_renderer *rd, const char **out, size_t *len) 
         if (s != ETW_OK) return s;
         rd->cell = etw_calloc(&rd->alloc, rd->ncols ? rd->ncols : 1, sizeof *rd->cell);
         rd->cell_len = etw_calloc(&rd->alloc, rd->ncols ? rd->ncols : 1, sizeof *rd->cell_len);
-        if (!rd->cell || !rd->cell_len) return ETW_E_NOMEM;
+        rd->set = etw_calloc(&rd->alloc, rd->ncols ? rd->ncols : 1, sizeof *rd->set);
+        rd->commas = etw_alloc(&rd->alloc, rd->ncols ? rd->ncols : 1);
+        if (!rd->cell || !rd->cell_len || !rd->set || !rd->commas) return ETW_E_NOMEM;
+        memset(rd->commas, ',', rd->ncols ? rd->ncols : 1);
         rd->header_done = 1;
+        for (int k = 0; k < NFIXED; k++) rd->col_of_fixed[k] = (size_t)-1;
+        for (size_t i = 0; i < rd->ncols; i++)
+            if (rd->cols[i].fixed >= 0) rd->col_of_fixed[rd->cols[i].fixed] = i;
         for (size_t i = 0; i < rd->ncols; i++) {
             if (i) etw_text_putc(t, ',');
             csv_name(t, rd->cols[i].name);
@@ -455,12 +483,6 @@ etw_status etw_renderer_header(etw_renderer *rd, const char **out, size_t *len) 
 }
 
 /* ---- events --------------------------------------------------------------- */
-
-static int fixed_index(const etw_jmember *m) {
-    for (int k = 0; k < NFIXED; k++)
-        if (etw_jscan_key_is(m->key, m->key_len, fixed_names[k], strlen(fixed_names[k]))) return k;
-    return -1;
-}
 
 static void render_json(etw_renderer *rd, const etw_event *ev, const char *line, size_t len) {
     etw_text *t = &rd->out;
@@ -502,102 +524,123 @@ static void render_json(etw_renderer *rd, const etw_event *ev, const char *line,
     etw_text_puts(t, "}\n");
 }
 
-static void render_text(etw_renderer *rd, const etw_event *ev, const char *line, size_t len) {
+/* The value of fixed key k in line (NULL, 0 when absent). */
+#define SPAN(rd, line, k) ((rd)->sp.len[k] ? (line) + (rd)->sp.off[k] : NULL), (rd)->sp.len[k]
+
+static void render_text(etw_renderer *rd, const etw_event *ev, const char *line) {
     etw_text *t = &rd->out;
-    const char *val[NFIXED] = {0};
-    size_t vlen[NFIXED] = {0};
-    const char *fields = NULL;
-    size_t flen = 0;
-    size_t pos = 0;
-    etw_jmember m;
-    while (etw_jscan_next_member(line, len, &pos, &m)) {
-        int k = fixed_index(&m);
-        if (k >= 0) {
-            val[k] = m.value;
-            vlen[k] = m.value_len;
-        } else if (etw_jscan_key_is(m.key, m.key_len, "fields", 6)) {
-            fields = m.value;
-            flen = m.value_len;
-        }
-    }
+    const etw_json_spans *sp = &rd->sp;
     time_text(rd, t, ev->timestamp, 0);
-    if (val[COL_FILE]) {
+    if (sp->len[COL_FILE]) {
         etw_text_puts(t, " file=");
-        text_value(t, val[COL_FILE], vlen[COL_FILE]);
+        text_value(t, SPAN(rd, line, COL_FILE));
     }
     etw_text_putc(t, ' ');
-    if (val[COL_PROVIDER]) text_name(t, val[COL_PROVIDER], vlen[COL_PROVIDER]);
+    if (sp->len[COL_PROVIDER]) text_name(t, SPAN(rd, line, COL_PROVIDER));
     etw_text_putc(t, '/');
-    if (val[COL_EVENT]) text_name(t, val[COL_EVENT], vlen[COL_EVENT]);
+    if (sp->len[COL_EVENT]) text_name(t, SPAN(rd, line, COL_EVENT));
     etw_text_puts(t, " pid=");
-    if (val[COL_PID]) etw_text_put(t, val[COL_PID], vlen[COL_PID]);
+    etw_text_put(t, line + sp->off[COL_PID], sp->len[COL_PID]);
     etw_text_puts(t, " tid=");
-    if (val[COL_TID]) etw_text_put(t, val[COL_TID], vlen[COL_TID]);
-    size_t fp = 0;
-    while (fields && etw_jscan_next_member(fields, flen, &fp, &m)) {
-        if (rd->opt.nfields && !field_wanted(rd, &m)) continue;
-        etw_text_putc(t, ' ');
-        etw_text_put(t, m.key, m.key_len);
-        etw_text_putc(t, '=');
-        text_value(t, m.value, m.value_len);
+    etw_text_put(t, line + sp->off[COL_TID], sp->len[COL_TID]);
+    if (sp->complete) {
+        for (size_t i = 0; i < sp->n; i++) {
+            const etw_field_span *f = &sp->fields[i];
+            if (rd->opt.nfields) {
+                etw_jmember m = {line + f->key_off + 1, f->key_len - 2, NULL, 0};
+                if (!field_wanted(rd, &m)) continue;
+            }
+            etw_text_putc(t, ' ');
+            text_value(t, line + f->key_off, f->key_len);
+            etw_text_putc(t, '=');
+            text_value(t, line + f->val_off, f->val_len);
+        }
+    } else {
+        const char *fields = line + sp->off[ETW_JK_FIELDS];
+        size_t flen = sp->len[ETW_JK_FIELDS], fp = 0;
+        etw_jmember m;
+        while (etw_jscan_next_member(fields, flen, &fp, &m)) {
+            if (rd->opt.nfields && !field_wanted(rd, &m)) continue;
+            etw_text_putc(t, ' ');
+            text_value(t, m.key - 1, m.key_len + 2);
+            etw_text_putc(t, '=');
+            text_value(t, m.value, m.value_len);
+        }
     }
     static const int tail[] = {COL_MESSAGE, COL_ERROR, COL_RAW};
     for (size_t i = 0; i < sizeof tail / sizeof tail[0]; i++) {
         int k = tail[i];
-        if (!val[k]) continue;
+        if (!sp->len[k]) continue;
         etw_text_putc(t, ' ');
         etw_text_puts(t, fixed_names[k]);
         etw_text_putc(t, '=');
-        etw_text_put(t, val[k], vlen[k]);
+        etw_text_put(t, line + sp->off[k], sp->len[k]);
     }
     etw_text_putc(t, '\n');
 }
 
-static void render_csv(etw_renderer *rd, const etw_event *ev, const char *line, size_t len) {
+/* The column of a field named by its key as written (quotes excluded). */
+static long field_column(etw_renderer *rd, const char *k, size_t kn) {
+    if (!memchr(k, '\\', kn)) return find_field(rd, k, kn);
+    etw_text_clear(&rd->scratch);
+    etw_jscan_unescape(&rd->scratch, k - 1, kn + 2);
+    return find_field(rd, rd->scratch.data ? rd->scratch.data : "", rd->scratch.len);
+}
+
+/* Column c has a value in this row. */
+static void csv_set(etw_renderer *rd, size_t c, const char *v, size_t n) {
+    if (!rd->cell[c]) rd->set[rd->nset++] = c;
+    rd->cell[c] = v;
+    rd->cell_len[c] = n;
+}
+
+static void render_csv(etw_renderer *rd, const etw_event *ev, const char *line) {
     etw_text *t = &rd->out;
-    for (size_t i = 0; i < rd->ncols; i++) {
-        rd->cell[i] = NULL;
-        rd->cell_len[i] = 0;
+    const etw_json_spans *sp = &rd->sp;
+    rd->nset = 0;
+    for (int k = 0; k < NFIXED; k++) {
+        size_t c = rd->col_of_fixed[k];
+        if (c == (size_t)-1 || (!sp->len[k] && k != COL_TIME)) continue;
+        csv_set(rd, c, k == COL_TIME ? "" : line + sp->off[k], sp->len[k]);
     }
-    size_t col_of_fixed[NFIXED];
-    for (int k = 0; k < NFIXED; k++) col_of_fixed[k] = (size_t)-1;
-    for (size_t i = 0; i < rd->ncols; i++)
-        if (rd->cols[i].fixed >= 0) col_of_fixed[rd->cols[i].fixed] = i;
-    size_t pos = 0;
-    etw_jmember m;
-    while (etw_jscan_next_member(line, len, &pos, &m)) {
-        int k = fixed_index(&m);
-        if (k >= 0 && col_of_fixed[k] != (size_t)-1) {
-            rd->cell[col_of_fixed[k]] = m.value;
-            rd->cell_len[col_of_fixed[k]] = m.value_len;
-        } else if (k < 0 && etw_jscan_key_is(m.key, m.key_len, "fields", 6)) {
-            size_t fp = 0;
-            etw_jmember f;
-            while (etw_jscan_next_member(m.value, m.value_len, &fp, &f)) {
-                long c;
-                if (memchr(f.key, '\\', f.key_len)) {
-                    etw_text_clear(&rd->scratch);
-                    etw_jscan_unescape(&rd->scratch, f.key - 1, f.key_len + 2);
-                    c = find_field(rd, rd->scratch.data ? rd->scratch.data : "", rd->scratch.len);
-                } else {
-                    c = find_field(rd, f.key, f.key_len);
-                }
-                if (c >= 0) {
-                    rd->cell[c] = f.value;
-                    rd->cell_len[c] = f.value_len;
-                }
-            }
+    if (sp->complete) {
+        for (size_t i = 0; i < sp->n; i++) {
+            const etw_field_span *f = &sp->fields[i];
+            long c = field_column(rd, line + f->key_off + 1, f->key_len - 2);
+            if (c >= 0) csv_set(rd, (size_t)c, line + f->val_off, f->val_len);
+        }
+    } else {
+        const char *fields = line + sp->off[ETW_JK_FIELDS];
+        size_t flen = sp->len[ETW_JK_FIELDS], fp = 0;
+        etw_jmember f;
+        while (etw_jscan_next_member(fields, flen, &fp, &f)) {
+            long c = field_column(rd, f.key, f.key_len);
+            if (c >= 0) csv_set(rd, (size_t)c, f.value, f.value_len);
         }
     }
-    for (size_t i = 0; i < rd->ncols; i++) {
-        if (i) etw_text_putc(t, ',');
-        if (rd->cols[i].fixed == COL_TIME) {
-            /* the time in the chosen form, quoted only if it needed it (never) */
-            time_text(rd, t, ev->timestamp, 0);
-            continue;
+    /* the set columns in column order (few: insertion sort), the empty
+     * ones between them as runs of commas */
+    size_t *set = rd->set;
+    for (size_t i = 1; i < rd->nset; i++) {
+        size_t v = set[i], j = i;
+        while (j > 0 && set[j - 1] > v) {
+            set[j] = set[j - 1];
+            j--;
         }
-        csv_cell(rd, t, rd->cell[i], rd->cell_len[i]);
+        set[j] = v;
     }
+    size_t next = 0; /* the column the text has reached */
+    for (size_t i = 0; i < rd->nset; i++) {
+        size_t c = set[i];
+        etw_text_put(t, rd->commas, c - next); /* a comma before every column after the first */
+        next = c;
+        if (rd->cols[c].fixed == COL_TIME)
+            time_text(rd, t, ev->timestamp, 0); /* in the chosen form, never quoted */
+        else
+            csv_cell(rd, t, rd->cell[c], rd->cell_len[c]);
+        rd->cell[c] = NULL;
+    }
+    if (rd->ncols) etw_text_put(t, rd->commas, rd->ncols - 1 - next);
     etw_text_puts(t, "\r\n");
 }
 
@@ -612,12 +655,30 @@ etw_status etw_renderer_event(etw_renderer *rd, const etw_reader *r, const etw_e
     }
     const char *line;
     size_t n;
-    etw_status s = etw_json_event(rd->json, r, ev, &line, &n);
-    if (s != ETW_OK) return s;
+    etw_status s;
+    if (rd->opt.format == ETW_RENDER_JSON) {
+        s = etw_json_event(rd->json, r, ev, &line, &n);
+    } else {
+        for (;;) {
+            rd->sp.fields = rd->spans;
+            rd->sp.cap = rd->spans ? rd->sp.cap : 0;
+            s = etw_json_event_spans(rd->json, r, ev, &line, &n, &rd->sp);
+            if (s != ETW_OK || !rd->sp.schema || rd->sp.complete || rd->sp.n < rd->sp.cap) break;
+            /* more top-level fields than spans: grow (once per new maximum), write again */
+            size_t nc = rd->sp.cap ? rd->sp.cap * 2 : 64;
+            if (nc < rd->sp.schema->top_count) nc = rd->sp.schema->top_count;
+            etw_field_span *ns = etw_calloc(&rd->alloc, nc, sizeof *ns);
+            if (!ns) return ETW_E_NOMEM;
+            etw_free(&rd->alloc, rd->spans);
+            rd->spans = ns;
+            rd->sp.cap = nc;
+        }
+        if (s != ETW_OK) return s;
+    }
     etw_text_clear(&rd->out);
     switch (rd->opt.format) {
-    case ETW_RENDER_TEXT: render_text(rd, ev, line, n); break;
-    case ETW_RENDER_CSV: render_csv(rd, ev, line, n); break;
+    case ETW_RENDER_TEXT: render_text(rd, ev, line); break;
+    case ETW_RENDER_CSV: render_csv(rd, ev, line); break;
     default: render_json(rd, ev, line, n); break;
     }
     s = etw_text_status(&rd->out);
