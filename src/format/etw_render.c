@@ -59,6 +59,7 @@ struct etw_renderer {
     /* where the writer put each value (text, CSV) */
     etw_json_spans sp;
     etw_field_span *spans;
+    etw_text summary;     /* TIMESKETCH: the message made from the fields */
 };
 
 static uint64_t name_hash(const char *s, size_t n) {
@@ -70,7 +71,7 @@ static uint64_t name_hash(const char *s, size_t n) {
 etw_status etw_renderer_new(etw_renderer **out, const etw_allocator *alloc, const etw_render_options *opt) {
     if (!out || !opt) return ETW_E_INVALID_ARG;
     *out = NULL;
-    if (opt->format > ETW_RENDER_CSV || opt->time > ETW_TIME_LOCAL || opt->nfields > ETW_RENDER_MAX_FIELDS ||
+    if (opt->format > ETW_RENDER_XML || opt->time > ETW_TIME_LOCAL || opt->nfields > ETW_RENDER_MAX_FIELDS ||
         (opt->nfields && !opt->fields))
         return ETW_E_INVALID_ARG;
     etw_allocator a = etw_allocator_resolve(alloc);
@@ -82,7 +83,10 @@ etw_status etw_renderer_new(etw_renderer **out, const etw_allocator *alloc, cons
         rd->opt.time = opt->format == ETW_RENDER_TEXT ? ETW_TIME_RELATIVE : ETW_TIME_UTC;
     etw_text_init(&rd->out, &a);
     etw_text_init(&rd->scratch, &a);
-    if (etw_json_new(&rd->json, &a, &opt->json) != ETW_OK) {
+    etw_text_init(&rd->summary, &a);
+    etw_json_options jo = opt->json;
+    if (opt->format == ETW_RENDER_TIMESKETCH) jo.messages = 1; /* "message" is the manifest's where there is one */
+    if (etw_json_new(&rd->json, &a, &jo) != ETW_OK) {
         etw_free(&a, rd);
         return ETW_E_NOMEM;
     }
@@ -108,6 +112,7 @@ void etw_renderer_free(etw_renderer *rd) {
     etw_json_free(rd->json);
     etw_text_free(&rd->out);
     etw_text_free(&rd->scratch);
+    etw_text_free(&rd->summary);
     etw_free(&a, rd);
 }
 
@@ -473,7 +478,10 @@ etw_status etw_renderer_header(etw_renderer *rd, const char **out, size_t *len) 
             if (i) etw_text_putc(t, ',');
             csv_name(t, rd->cols[i].name);
         }
-        etw_text_puts(t, "\r\n");
+        etw_text_puts(t, rd->opt.csv_lf ? "\n" : "\r\n");
+    } else if (rd->opt.format == ETW_RENDER_XML && !rd->header_done) {
+        rd->header_done = 1;
+        etw_text_puts(t, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Events>\n");
     }
     etw_status s = etw_text_status(t);
     if (s != ETW_OK) return s;
@@ -641,7 +649,259 @@ static void render_csv(etw_renderer *rd, const etw_event *ev, const char *line) 
         rd->cell[c] = NULL;
     }
     if (rd->ncols) etw_text_put(t, rd->commas, rd->ncols - 1 - next);
-    etw_text_puts(t, "\r\n");
+    etw_text_puts(t, rd->opt.csv_lf ? "\n" : "\r\n");
+}
+
+/* ---- Timesketch ------------------------------------------------------------ */
+
+/* FILETIME of 1970-01-01T00:00:00Z */
+#define UNIX_EPOCH_FT INT64_C(116444736000000000)
+
+static void render_timesketch(etw_renderer *rd, const etw_event *ev, const char *line) {
+    etw_text *t = &rd->out;
+    const etw_json_spans *sp = &rd->sp;
+    etw_text_puts(t, "{\"message\":");
+    if (sp->len[COL_MESSAGE]) {
+        etw_text_put(t, line + sp->off[COL_MESSAGE], sp->len[COL_MESSAGE]);
+    } else {
+        /* PROVIDER/EVENT name=value ..., as the text format writes them */
+        etw_text *m = &rd->summary;
+        etw_text_clear(m);
+        if (sp->len[COL_PROVIDER]) text_name(m, SPAN(rd, line, COL_PROVIDER));
+        etw_text_putc(m, '/');
+        if (sp->len[COL_EVENT]) text_name(m, SPAN(rd, line, COL_EVENT));
+        if (sp->complete) {
+            for (size_t i = 0; i < sp->n; i++) {
+                const etw_field_span *f = &sp->fields[i];
+                etw_text_putc(m, ' ');
+                text_value(m, line + f->key_off, f->key_len);
+                etw_text_putc(m, '=');
+                text_value(m, line + f->val_off, f->val_len);
+            }
+        } else {
+            size_t fp = 0;
+            etw_jmember f;
+            while (etw_jscan_next_member(line + sp->off[ETW_JK_FIELDS], sp->len[ETW_JK_FIELDS], &fp, &f)) {
+                etw_text_putc(m, ' ');
+                text_value(m, f.key - 1, f.key_len + 2);
+                etw_text_putc(m, '=');
+                text_value(m, f.value, f.value_len);
+            }
+        }
+        etw_text_json_utf8(t, m->data ? m->data : "", m->len);
+    }
+    /* datetime: microseconds and an explicit offset, the form every ISO 8601
+     * reader takes (the 7th fractional digit dropped) */
+    etw_text_puts(t, ",\"datetime\":");
+    size_t mark = t->len;
+    etw_text_putc(t, '"');
+    if (etw_text_filetime(t, ev->timestamp) == ETW_OK && t->len - mark >= 10) {
+        t->len -= 2; /* the 7th digit and the Z */
+        etw_text_puts(t, "+00:00\"");
+        int64_t d = ev->timestamp - UNIX_EPOCH_FT; /* timestamp >= 0 here: no overflow */
+        int64_t us = d >= 0 ? d / 10 : -((-d + 9) / 10);
+        etw_text_puts(t, ",\"timestamp\":");
+        etw_text_i64(t, us);
+    } else {
+        t->len = mark;
+        etw_text_puts(t, "null,\"timestamp\":null");
+    }
+    etw_text_puts(t, ",\"timestamp_desc\":\"Event Time\"");
+    for (int k = COL_FILE; k < NFIXED; k++) {
+        if (k == COL_MESSAGE || !sp->len[k]) continue;
+        etw_text_puts(t, ",\"");
+        etw_text_puts(t, fixed_names[k]);
+        etw_text_puts(t, "\":");
+        etw_text_put(t, line + sp->off[k], sp->len[k]);
+    }
+    if (sp->complete) {
+        for (size_t i = 0; i < sp->n; i++) {
+            const etw_field_span *f = &sp->fields[i];
+            if (rd->opt.nfields) {
+                etw_jmember m = {line + f->key_off + 1, f->key_len - 2, NULL, 0};
+                if (!field_wanted(rd, &m)) continue;
+            }
+            etw_text_puts(t, ",\"field_");
+            etw_text_put(t, line + f->key_off + 1, f->key_len - 1);
+            etw_text_putc(t, ':');
+            const char *v = line + f->val_off;
+            if (v[0] == '{' || v[0] == '[') etw_text_json_utf8(t, v, f->val_len);
+            else etw_text_put(t, v, f->val_len);
+        }
+    } else {
+        size_t fp = 0;
+        etw_jmember f;
+        while (etw_jscan_next_member(line + sp->off[ETW_JK_FIELDS], sp->len[ETW_JK_FIELDS], &fp, &f)) {
+            if (rd->opt.nfields && !field_wanted(rd, &f)) continue;
+            etw_text_puts(t, ",\"field_");
+            etw_text_put(t, f.key, f.key_len);
+            etw_text_puts(t, "\":");
+            if (f.value[0] == '{' || f.value[0] == '[') etw_text_json_utf8(t, f.value, f.value_len);
+            else etw_text_put(t, f.value, f.value_len);
+        }
+    }
+    etw_text_puts(t, "}\n");
+}
+
+/* ---- XML -------------------------------------------------------------------- */
+
+/* UTF-8 text (valid: it comes from our JSON) as XML character data or an
+ * attribute value: markup characters escaped, tab/LF/CR as references (an
+ * attribute keeps them), what XML 1.0 forbids as U+FFFD. */
+static void xml_text(etw_text *t, const char *s, size_t n) {
+    size_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        const char *rep = NULL;
+        size_t skip = 1;
+        if (c >= 0x20 && c != '&' && c != '<' && c != '>' && c != '"' && c != '\'' && c != 0xEF) continue;
+        switch (c) {
+        case '&': rep = "&amp;"; break;
+        case '<': rep = "&lt;"; break;
+        case '>': rep = "&gt;"; break;
+        case '"': rep = "&quot;"; break;
+        case '\'': rep = "&apos;"; break;
+        case '\t': rep = "&#9;"; break;
+        case '\n': rep = "&#10;"; break;
+        case '\r': rep = "&#13;"; break;
+        case 0xEF: /* U+FFFE, U+FFFF: EF BF BE, EF BF BF */
+            if (i + 2 < n && (unsigned char)s[i + 1] == 0xBF && ((unsigned char)s[i + 2] & 0xFE) == 0xBE) {
+                rep = "\xEF\xBF\xBD";
+                skip = 3;
+            }
+            break;
+        default: rep = "\xEF\xBF\xBD"; break; /* another control character */
+        }
+        if (!rep) continue;
+        etw_text_put(t, s + run, i - run);
+        etw_text_puts(t, rep);
+        i += skip - 1;
+        run = i + 1;
+    }
+    etw_text_put(t, s + run, n - run);
+}
+
+/* A JSON value as XML text: strings unescaped, null empty, the rest as
+ * written. */
+static void xml_value(etw_renderer *rd, etw_text *t, const char *v, size_t n) {
+    if (!v || !n || (n == 4 && !memcmp(v, "null", 4))) return;
+    if (v[0] != '"') {
+        xml_text(t, v, n);
+        return;
+    }
+    if (!memchr(v, '\\', n)) {
+        xml_text(t, v + 1, n - 2);
+        return;
+    }
+    etw_text *sc = &rd->scratch;
+    etw_text_clear(sc);
+    etw_jscan_unescape(sc, v, n);
+    xml_text(t, sc->data ? sc->data : "", sc->len);
+}
+
+/* A JSON string holding a GUID as "{GUID}" in upper case. */
+static void xml_guid(etw_text *t, const char *v, size_t n) {
+    etw_text_putc(t, '{');
+    for (size_t i = 1; i + 1 < n; i++) {
+        char c = v[i];
+        etw_text_putc(t, c >= 'a' && c <= 'f' ? (char)(c - 'a' + 'A') : c);
+    }
+    etw_text_putc(t, '}');
+}
+
+static void xml_element(etw_text *t, const char *name, const char *v, size_t n) {
+    etw_text_putc(t, '<');
+    etw_text_puts(t, name);
+    etw_text_putc(t, '>');
+    etw_text_put(t, v, n);
+    etw_text_puts(t, "</");
+    etw_text_puts(t, name);
+    etw_text_putc(t, '>');
+}
+
+static void xml_data(etw_renderer *rd, etw_text *t, const char *key, size_t kn, const char *v, size_t vn) {
+    etw_text_puts(t, "<Data Name=\"");
+    xml_value(rd, t, key, kn);
+    etw_text_puts(t, "\">");
+    xml_value(rd, t, v, vn);
+    etw_text_puts(t, "</Data>");
+}
+
+static void render_xml(etw_renderer *rd, const etw_event *ev, const char *line) {
+    etw_text *t = &rd->out;
+    const etw_json_spans *sp = &rd->sp;
+    (void)ev;
+    etw_text_puts(t, "<Event xmlns=\"http://schemas.microsoft.com/win/2004/08/events/event\"><System>"
+                     "<Provider Name=\"");
+    xml_value(rd, t, SPAN(rd, line, COL_PROVIDER));
+    etw_text_puts(t, "\" Guid=\"");
+    xml_guid(t, SPAN(rd, line, COL_PROVIDER_GUID));
+    etw_text_puts(t, "\"/>");
+    xml_element(t, "EventID", SPAN(rd, line, COL_ID));
+    xml_element(t, "Version", SPAN(rd, line, COL_VERSION));
+    xml_element(t, "Level", SPAN(rd, line, COL_LEVEL));
+    xml_element(t, "Task", SPAN(rd, line, COL_TASK));
+    xml_element(t, "Opcode", SPAN(rd, line, COL_OPCODE));
+    etw_text_puts(t, "<Keywords>");
+    xml_value(rd, t, SPAN(rd, line, COL_KEYWORDS));
+    etw_text_puts(t, "</Keywords><TimeCreated SystemTime=\"");
+    xml_value(rd, t, SPAN(rd, line, COL_TIME));
+    etw_text_puts(t, "\"/><Correlation");
+    if (sp->len[COL_ACTIVITY]) {
+        etw_text_puts(t, " ActivityID=\"");
+        xml_guid(t, SPAN(rd, line, COL_ACTIVITY));
+        etw_text_putc(t, '"');
+    }
+    if (sp->len[COL_RELATED]) {
+        etw_text_puts(t, " RelatedActivityID=\"");
+        xml_guid(t, SPAN(rd, line, COL_RELATED));
+        etw_text_putc(t, '"');
+    }
+    etw_text_puts(t, "/><Execution");
+    if (sp->len[COL_PID] && line[sp->off[COL_PID]] != '-') {
+        etw_text_puts(t, " ProcessID=\"");
+        etw_text_put(t, SPAN(rd, line, COL_PID));
+        etw_text_putc(t, '"');
+    }
+    if (sp->len[COL_TID] && line[sp->off[COL_TID]] != '-') {
+        etw_text_puts(t, " ThreadID=\"");
+        etw_text_put(t, SPAN(rd, line, COL_TID));
+        etw_text_putc(t, '"');
+    }
+    etw_text_puts(t, " ProcessorID=\"");
+    etw_text_put(t, SPAN(rd, line, COL_CPU));
+    etw_text_puts(t, "\"/><Channel/><Computer/></System><EventData>");
+    if (sp->complete) {
+        for (size_t i = 0; i < sp->n; i++) {
+            const etw_field_span *f = &sp->fields[i];
+            if (rd->opt.nfields) {
+                etw_jmember m = {line + f->key_off + 1, f->key_len - 2, NULL, 0};
+                if (!field_wanted(rd, &m)) continue;
+            }
+            xml_data(rd, t, line + f->key_off, f->key_len, line + f->val_off, f->val_len);
+        }
+    } else {
+        size_t fp = 0;
+        etw_jmember f;
+        while (etw_jscan_next_member(line + sp->off[ETW_JK_FIELDS], sp->len[ETW_JK_FIELDS], &fp, &f)) {
+            if (rd->opt.nfields && !field_wanted(rd, &f)) continue;
+            xml_data(rd, t, f.key - 1, f.key_len + 2, f.value, f.value_len);
+        }
+    }
+    etw_text_puts(t, "</EventData>");
+    if (sp->len[COL_MESSAGE]) {
+        etw_text_puts(t, "<RenderingInfo Culture=\"\"><Message>");
+        xml_value(rd, t, SPAN(rd, line, COL_MESSAGE));
+        etw_text_puts(t, "</Message></RenderingInfo>");
+    }
+    etw_text_puts(t, "</Event>\n");
+}
+
+etw_status etw_renderer_footer(etw_renderer *rd, const char **out, size_t *len) {
+    if (!rd || !out || !len) return ETW_E_INVALID_ARG;
+    *out = rd->opt.format == ETW_RENDER_XML ? "</Events>\n" : "";
+    *len = strlen(*out);
+    return ETW_OK;
 }
 
 etw_status etw_renderer_event(etw_renderer *rd, const etw_reader *r, const etw_event *ev, const char **out,
@@ -679,6 +939,8 @@ etw_status etw_renderer_event(etw_renderer *rd, const etw_reader *r, const etw_e
     switch (rd->opt.format) {
     case ETW_RENDER_TEXT: render_text(rd, ev, line); break;
     case ETW_RENDER_CSV: render_csv(rd, ev, line); break;
+    case ETW_RENDER_TIMESKETCH: render_timesketch(rd, ev, line); break;
+    case ETW_RENDER_XML: render_xml(rd, ev, line); break;
     default: render_json(rd, ev, line, n); break;
     }
     s = etw_text_status(&rd->out);

@@ -55,6 +55,7 @@ typedef struct options {
     int stats;
     int schemas;
     int raw;
+    int csv_lf;        /* --csv-eol lf */
     int file_order;
     int no_map;     /* etw_reader_options.no_map: 1 unless --map */
     int quiet;
