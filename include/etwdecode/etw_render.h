@@ -13,15 +13,17 @@
  *
  * Every format starts from the contract's JSON object of the event
  * (etw_json.h, docs/json-output.md), so names, values and decoding are the
- * same in all three:
+ * same in all of them (the others take the values from where the JSON
+ * writer put them, without parsing its line):
  *
  *   JSON  the contract's line. With a field list, "fields" keeps only the
  *         listed members (in the event's order). With a time form other than
  *         UTC, "time" is a number of seconds from the origin (RELATIVE) or
  *         an RFC 3339 string with the local offset (LOCAL).
  *   TEXT  one line a person scans: TIME PROVIDER/EVENT pid=N tid=N then
- *         name=value for each field (strings bare when they hold no space,
- *         quote, '=', backslash or control character, else JSON-quoted;
+ *         name=value for each field (names and strings bare when they hold
+ *         no space, quote, '=', backslash or control character, else
+ *         JSON-quoted;
  *         structs and arrays as compact JSON), then error="..." and
  *         message="..." when the event has them. Default time: seconds from
  *         the origin.
