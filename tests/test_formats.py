@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""End-to-end tests of etwdump's --format xml and --format timesketch, and
-of --csv-eol.
+"""End-to-end tests of etwdump's --format xml and --format timesketch, of
+--csv-eol, and of the file names of a folder given as DIR/.
 
 usage: test_formats.py ETWDUMP DATA_DIR
 
@@ -151,6 +151,16 @@ rc, out = run("--format", "csv", "--csv-eol", "lf", PT)
 check(rc == 0 and b"\r" not in out and out.count(b"\n") == len(recs) + 1, "csv --csv-eol lf: LF only")
 rc, out = run("--format", "csv", PT)
 check(rc == 0 and out.count(b"\r\n") == out.count(b"\n") == len(recs) + 1, "csv: CRLF by default")
+
+# === a folder given with a trailing slash: no double slash in "file" =========
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+with tempfile.TemporaryDirectory() as tmp:
+    for f in ("smallEtlFile.etl", "lxcore_kernel.etl"):
+        shutil.copy(os.path.join(DATA, f), tmp)
+    rc, out = run(tmp + "/")
+    files = {json.loads(x)["file"] for x in out.decode("utf-8").splitlines()}
+    check(files == {tmp + "/smallEtlFile.etl", tmp + "/lxcore_kernel.etl"}, "DIR/: file names %r" % files)
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
