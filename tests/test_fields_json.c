@@ -218,13 +218,16 @@ static void test_integers(void) {
     ETW_CHECK_STR(one(ETW_INTYPE_POINTER, 0, 0, 0, NULL, "\x78\x56\x34\x12", 4, 4),
                   "{\"v\":\"0x12345678\"}");
     ETW_CHECK_STR(one(ETW_INTYPE_SIZET, 0, 0, 0, NULL, "\x10\x00\x00\x00", 4, 4), "{\"v\":\"0x10\"}");
-    /* ids and error codes are numbers, signed by in-type */
+    /* ids are numbers, signed by in-type; status codes (WIN32ERROR, NTSTATUS,
+     * HRESULT) hex strings of the unsigned value, as they are read
+     * (docs/json-output.md): ERROR_ACCESS_VIOLATION, STATUS_ACCESS_VIOLATION,
+     * E_FAIL... whatever the in-type's sign */
     ONE(ETW_INTYPE_UINT32, ETW_OUTTYPE_PID, "\xd2\x04\x00\x00", "1234");
     ONE(ETW_INTYPE_UINT32, ETW_OUTTYPE_TID, "\xd3\x04\x00\x00", "1235");
-    ONE(ETW_INTYPE_UINT32, ETW_OUTTYPE_WIN32ERROR, "\x05\x00\x00\x00", "5");
-    ONE(ETW_INTYPE_UINT32, ETW_OUTTYPE_NTSTATUS, "\x05\x00\x00\xc0", "3221225477");
-    ONE(ETW_INTYPE_INT32, ETW_OUTTYPE_HRESULT, "\x05\x40\x00\x80", "-2147467259");
-    ONE(ETW_INTYPE_UINT32, ETW_OUTTYPE_HRESULT, "\x05\x40\x00\x80", "2147500037");
+    ONE(ETW_INTYPE_UINT32, ETW_OUTTYPE_WIN32ERROR, "\x05\x00\x00\x00", "\"0x5\"");
+    ONE(ETW_INTYPE_UINT32, ETW_OUTTYPE_NTSTATUS, "\x05\x00\x00\xc0", "\"0xc0000005\"");
+    ONE(ETW_INTYPE_INT32, ETW_OUTTYPE_HRESULT, "\x05\x40\x00\x80", "\"0x80004005\"");
+    ONE(ETW_INTYPE_UINT32, ETW_OUTTYPE_HRESULT, "\x05\x40\x00\x80", "\"0x80004005\"");
     ONE(ETW_INTYPE_UINT32, ETW_OUTTYPE_ERRORCODE, "\x02\x00\x00\x00", "2");
     /* a combination that means nothing: the in-type's default */
     ONE(ETW_INTYPE_UINT32, ETW_OUTTYPE_GUID, "\x02\x00\x00\x00", "2");

@@ -278,6 +278,9 @@ static void integer_json(etw_text *t, const etw_value *v) {
     case ETW_OUTTYPE_HEXINT64:
     case ETW_OUTTYPE_HEXBINARY:
     case ETW_OUTTYPE_CODE_POINTER:
+    case ETW_OUTTYPE_WIN32ERROR: /* status codes read in hex: "0xc0000022", "0x80004005" */
+    case ETW_OUTTYPE_NTSTATUS:
+    case ETW_OUTTYPE_HRESULT:
         quoted_hex(t, u);
         return;
     case ETW_OUTTYPE_IPV4:
