@@ -530,11 +530,29 @@ etw_status etw_fields_json(etw_text *t, const etw_schema *s, const etw_event *ev
 
 etw_status etw_fields_json_ex(etw_text *t, const etw_schema *s, const etw_event *ev,
                               uint64_t *refs, size_t refs_len, uint32_t *trailing) {
-    return etw_fields_json_spans(t, s, ev, refs, refs_len, trailing, NULL);
+    return etw_fields_json_spans(t, s, ev, refs, refs_len, trailing, NULL, 0);
+}
+
+/* The 64-bit integer just written from t->data[from] as a string when its
+ * magnitude is above 2^53 (other forms of the value, such as a mapped name
+ * or a time, are left alone: they are not all digits). */
+static void big_int_as_string(etw_text *t, size_t from) {
+    size_t n = t->len - from;
+    if (n < 16 || n > 21 || etw_text_status(t) != ETW_OK) return;
+    const char *v = t->data + from;
+    size_t neg = v[0] == '-', digits = n - neg;
+    for (size_t i = neg; i < n; i++)
+        if (v[i] < '0' || v[i] > '9') return;
+    if (digits < 16 || (digits == 16 && memcmp(v + neg, "9007199254740992", 16) <= 0)) return;
+    if (!etw_text_reserve(t, 2)) return;
+    memmove(t->data + from + 1, t->data + from, n);
+    t->data[from] = '"';
+    t->data[from + n + 1] = '"';
+    t->len += 2;
 }
 
 etw_status etw_fields_json_spans(etw_text *t, const etw_schema *s, const etw_event *ev, uint64_t *refs,
-                                 size_t refs_len, uint32_t *trailing, etw_json_spans *sp) {
+                                 size_t refs_len, uint32_t *trailing, etw_json_spans *sp, unsigned flags) {
     etw_decode_cursor c;
     etw_field_span *cur = NULL; /* the top-level member being written */
     etw_value v;
@@ -601,7 +619,10 @@ etw_status etw_fields_json_spans(etw_text *t, const etw_schema *s, const etw_eve
             has_member[top] = 0;
             continue;
         }
+        size_t vstart = t->len;
         etw_value_json(t, &v);
+        if ((flags & ETW_FIELDS_INT64_AS_STRING) && (v.in_type == ETW_INTYPE_INT64 || v.in_type == ETW_INTYPE_UINT64))
+            big_int_as_string(t, vstart); /* only 64-bit integers reach 2^53 (doubles stay numbers) */
         if (top == 0 && cur) cur->val_len = t->len - cur->val_off;
     }
     while (top > 0) {

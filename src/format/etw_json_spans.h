@@ -43,8 +43,10 @@ typedef struct etw_json_spans {
 etw_status etw_json_event_spans(etw_json *j, const etw_reader *r, const etw_event *ev, const char **line,
                                 size_t *len, etw_json_spans *sp);
 
-/* etw_fields_json_ex, recording the top-level members in sp (when not NULL). */
+/* etw_fields_json_ex, recording the top-level members in sp (when not NULL).
+ * flags: ETW_FIELDS_INT64_AS_STRING writes integers beyond +-2^53 as strings. */
+#define ETW_FIELDS_INT64_AS_STRING 1u
 etw_status etw_fields_json_spans(etw_text *t, const etw_schema *s, const etw_event *ev, uint64_t *refs,
-                                 size_t refs_len, uint32_t *trailing, etw_json_spans *sp);
+                                 size_t refs_len, uint32_t *trailing, etw_json_spans *sp, unsigned flags);
 
 #endif

@@ -65,6 +65,9 @@ static const char usage_text[] =
     "                       when that is a terminal, the input is over 4 MiB and\n"
     "                       the events do not go to a terminal too)\n"
     "  --raw                add \"raw\" (user data in hex) to every event\n"
+    "  --int64-as-string    payload integers beyond +-2^53 as strings (for readers\n"
+    "                       that parse numbers as doubles: JavaScript,\n"
+    "                       Elasticsearch); exact numbers otherwise\n"
     "  --file-order         keep the file's record order (no merge by time)\n"
     "  --map                read files in place through a mapping instead of\n"
     "                       with pread (less CPU for --stats on uncompressed\n"
@@ -223,6 +226,8 @@ int parse_args(int argc, char **argv, options *o) {
             o->messages = 1;
         } else if (!strcmp(a, "--raw")) {
             o->raw = 1;
+        } else if (!strcmp(a, "--int64-as-string")) {
+            o->int64_as_string = 1;
         } else if (!strcmp(a, "--file-order")) {
             o->file_order = 1;
         } else if (!strcmp(a, "--no-map")) {

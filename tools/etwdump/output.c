@@ -60,6 +60,7 @@ int run_events(session *s) {
     ro.fields = o->nfields ? o->fields : NULL;
     ro.nfields = (size_t)o->nfields;
     ro.csv_lf = o->csv_lf;
+    ro.json.int64_as_string = o->int64_as_string;
     ro.time = o->time;
     ro.time_origin = s->origin;
     ro.utc_offset = local_offset;
@@ -174,6 +175,7 @@ static void render_options(const session *s, etw_decoder *dec, etw_render_option
     ro->fields = o->nfields ? o->fields : NULL;
     ro->nfields = (size_t)o->nfields;
     ro->csv_lf = o->csv_lf;
+    ro->json.int64_as_string = o->int64_as_string;
     ro->time = o->time;
     ro->time_origin = s->origin;
     ro->utc_offset = local_offset;
