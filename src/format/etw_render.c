@@ -365,11 +365,17 @@ static int field_wanted(const etw_renderer *rd, const etw_jmember *m) {
  * may hold spaces: name_ok). The JSON form has every control character
  * escaped, so a string without a backslash has none. */
 static void text_value_(etw_text *t, const char *v, size_t n, int name_ok) {
+    /* bit 1: never bare; bit 2: not bare in a value or field name */
+    static const uint8_t quote[256] = {['\\'] = 1, ['"'] = 1, [' '] = 2, ['='] = 2};
     if (n >= 2 && v[0] == '"') {
-        int bare = n > 2;
-        for (size_t i = 1; i + 1 < n && bare; i++)
-            if ((v[i] == ' ' && !name_ok) || v[i] == '\\' || (v[i] == '=' && !name_ok) || v[i] == '"') bare = 0;
-        if (bare) {
+        const unsigned mask = name_ok ? 1u : 3u;
+        const unsigned char *p = (const unsigned char *)v + 1, *end = (const unsigned char *)v + n - 1;
+        if (p == end) {
+            etw_text_put(t, v, n);
+            return;
+        }
+        while (p < end && !(quote[*p] & mask)) p++;
+        if (p == end) {
             etw_text_put(t, v + 1, n - 2);
             return;
         }
@@ -417,7 +423,14 @@ static void csv_cell(etw_renderer *rd, etw_text *t, const char *v, size_t n) {
     etw_text_putc(t, '"');
 }
 
-static void csv_name(etw_text *t, const char *s) {
+/* A header cell. Names come from traces: through the JSON writer's string
+ * form and back, so that the header is valid UTF-8 (U+FFFD for bad bytes). */
+static void csv_name(etw_renderer *rd, etw_text *t, const char *name) {
+    etw_text_clear(&rd->scratch);
+    etw_text_json_utf8(&rd->scratch, name, strlen(name));
+    etw_text_clear(&rd->summary);
+    etw_jscan_unescape(&rd->summary, rd->scratch.data ? rd->scratch.data : "\"\"", rd->scratch.len);
+    const char *s = etw_text_cstr(&rd->summary);
     int quote = strpbrk(s, ",\"\r\n") != NULL;
     if (!quote) {
         etw_text_puts(t, s);
@@ -476,7 +489,7 @@ etw_status etw_renderer_header(etw_renderer *rd, const char **out, size_t *len) 
             if (rd->cols[i].fixed >= 0) rd->col_of_fixed[rd->cols[i].fixed] = i;
         for (size_t i = 0; i < rd->ncols; i++) {
             if (i) etw_text_putc(t, ',');
-            csv_name(t, rd->cols[i].name);
+            csv_name(rd, t, rd->cols[i].name);
         }
         etw_text_puts(t, rd->opt.csv_lf ? "\n" : "\r\n");
     } else if (rd->opt.format == ETW_RENDER_XML && !rd->header_done) {
