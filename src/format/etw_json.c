@@ -334,6 +334,7 @@ etw_status etw_json_event_spans(etw_json *j, const etw_reader *r, const etw_even
         sp = &own;
         own.fields = NULL;
         own.cap = 0;
+        own.no_time = 0;
     }
     {
         memset(sp->len, 0, sizeof sp->len);
@@ -350,7 +351,8 @@ etw_status etw_json_event_spans(etw_json *j, const etw_reader *r, const etw_even
     if (sp) sp->schema = schema;
     etw_text_puts(t, "{\"time\":");
     vbegin(sp, t, ETW_JK_TIME);
-    time_value(t, ev->timestamp);
+    if (sp->no_time) etw_text_puts(t, "null");
+    else time_value(t, ev->timestamp);
     vend(sp, t, ETW_JK_TIME);
     if (j->file) {
         key(t, "file");

@@ -36,6 +36,9 @@ typedef struct etw_json_spans {
      * a schema and fitted in cap); 0: read the "fields" span instead */
     int complete;
     const etw_schema *schema;  /* the event's schema, or NULL */
+    /* set by the caller: 1 = leave "time" out (a renderer that writes the
+     * time its own way; the line is then not the contract's) */
+    int no_time;
 } etw_json_spans;
 
 /* etw_json_event, recording the spans in *sp (sp->fields/cap set by the

@@ -934,6 +934,7 @@ etw_status etw_renderer_event(etw_renderer *rd, const etw_reader *r, const etw_e
     } else {
         for (;;) {
             rd->sp.fields = rd->spans;
+            rd->sp.no_time = rd->opt.format != ETW_RENDER_XML; /* the others write the time themselves */
             rd->sp.cap = rd->spans ? rd->sp.cap : 0;
             s = etw_json_event_spans(rd->json, r, ev, &line, &n, &rd->sp);
             if (s != ETW_OK || !rd->sp.schema || rd->sp.complete || rd->sp.n < rd->sp.cap) break;
