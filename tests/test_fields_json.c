@@ -5,6 +5,7 @@
 #include "etw_test.h"
 #include "etwdecode/etw_decode.h"
 #include "format/etw_fields_json.h"
+#include "format/etw_json_spans.h"
 #include "format/etw_text.h"
 
 static etw_text T;
@@ -218,13 +219,16 @@ static void test_integers(void) {
     ETW_CHECK_STR(one(ETW_INTYPE_POINTER, 0, 0, 0, NULL, "\x78\x56\x34\x12", 4, 4),
                   "{\"v\":\"0x12345678\"}");
     ETW_CHECK_STR(one(ETW_INTYPE_SIZET, 0, 0, 0, NULL, "\x10\x00\x00\x00", 4, 4), "{\"v\":\"0x10\"}");
-    /* ids and error codes are numbers, signed by in-type */
+    /* ids are numbers, signed by in-type; status codes (WIN32ERROR, NTSTATUS,
+     * HRESULT) hex strings of the unsigned value, as they are read
+     * (docs/json-output.md): ERROR_ACCESS_VIOLATION, STATUS_ACCESS_VIOLATION,
+     * E_FAIL... whatever the in-type's sign */
     ONE(ETW_INTYPE_UINT32, ETW_OUTTYPE_PID, "\xd2\x04\x00\x00", "1234");
     ONE(ETW_INTYPE_UINT32, ETW_OUTTYPE_TID, "\xd3\x04\x00\x00", "1235");
-    ONE(ETW_INTYPE_UINT32, ETW_OUTTYPE_WIN32ERROR, "\x05\x00\x00\x00", "5");
-    ONE(ETW_INTYPE_UINT32, ETW_OUTTYPE_NTSTATUS, "\x05\x00\x00\xc0", "3221225477");
-    ONE(ETW_INTYPE_INT32, ETW_OUTTYPE_HRESULT, "\x05\x40\x00\x80", "-2147467259");
-    ONE(ETW_INTYPE_UINT32, ETW_OUTTYPE_HRESULT, "\x05\x40\x00\x80", "2147500037");
+    ONE(ETW_INTYPE_UINT32, ETW_OUTTYPE_WIN32ERROR, "\x05\x00\x00\x00", "\"0x5\"");
+    ONE(ETW_INTYPE_UINT32, ETW_OUTTYPE_NTSTATUS, "\x05\x00\x00\xc0", "\"0xc0000005\"");
+    ONE(ETW_INTYPE_INT32, ETW_OUTTYPE_HRESULT, "\x05\x40\x00\x80", "\"0x80004005\"");
+    ONE(ETW_INTYPE_UINT32, ETW_OUTTYPE_HRESULT, "\x05\x40\x00\x80", "\"0x80004005\"");
     ONE(ETW_INTYPE_UINT32, ETW_OUTTYPE_ERRORCODE, "\x02\x00\x00\x00", "2");
     /* a combination that means nothing: the in-type's default */
     ONE(ETW_INTYPE_UINT32, ETW_OUTTYPE_GUID, "\x02\x00\x00\x00", "2");
@@ -233,6 +237,40 @@ static void test_integers(void) {
     /* a 64-bit integer shown as a time */
     ONE(ETW_INTYPE_UINT64, ETW_OUTTYPE_DATETIME, "\x19\x29\xc3\xdc\x9e\xa5\xd7\x01",
         "\"2021-09-09T17:19:35.7912345Z\"");
+}
+
+/* --int64-as-string: integers beyond +-2^53 as strings, the rest (and
+ * every other value form) unchanged. Two properties "v" (in) and "w" (the
+ * same in-type) over 16 bytes. */
+static const char *big(uint16_t in, const void *data) {
+    static etw_property p[2];
+    memset(p, 0, sizeof p);
+    p[0].name = "v";
+    p[0].in_type = in;
+    p[1].name = "w";
+    p[1].in_type = in;
+    etw_schema s = make_schema(p, 2, 2);
+    etw_event ev = make_event(data, 16, 8);
+    etw_text_clear(&T);
+    ETW_CHECK_INT(etw_fields_json_spans(&T, &s, &ev, refs, 256, NULL, NULL, ETW_FIELDS_INT64_AS_STRING, NULL), ETW_OK);
+    return etw_text_cstr(&T);
+}
+
+static void test_int64_as_string(void) {
+    /* 2^53 stays a number, 2^53 + 1 becomes a string */
+    ETW_CHECK_STR(big(ETW_INTYPE_UINT64, "\x00\x00\x00\x00\x00\x00\x20\x00\x01\x00\x00\x00\x00\x00\x20\x00"),
+                  "{\"v\":9007199254740992,\"w\":\"9007199254740993\"}");
+    ETW_CHECK_STR(big(ETW_INTYPE_UINT64, "\xff\xff\xff\xff\xff\xff\xff\xff\x05\x00\x00\x00\x00\x00\x00\x00"),
+                  "{\"v\":\"18446744073709551615\",\"w\":5}");
+    /* -2^53 - 1 and INT64_MIN */
+    ETW_CHECK_STR(big(ETW_INTYPE_INT64, "\xff\xff\xff\xff\xff\xff\xdf\xff\x00\x00\x00\x00\x00\x00\x00\x80"),
+                  "{\"v\":\"-9007199254740993\",\"w\":\"-9223372036854775808\"}");
+    /* -2^53 stays a number */
+    ETW_CHECK_STR(big(ETW_INTYPE_INT64, "\x00\x00\x00\x00\x00\x00\xe0\xff\x00\x00\x00\x00\x00\x00\x00\x00"),
+                  "{\"v\":-9007199254740992,\"w\":0}");
+    /* a double of that size stays a number */
+    ETW_CHECK_STR(big(ETW_INTYPE_DOUBLE, "\x00\x00\x00\x00\x00\x00\x50\x43\x00\x00\x00\x00\x00\x00\x00\x00"),
+                  "{\"v\":18014398509481984,\"w\":0}");
 }
 
 static void test_booleans_and_chars(void) {
@@ -553,6 +591,7 @@ int main(void) {
     etw_text_init(&T, NULL);
     ETW_RUN(test_primitive_types);
     ETW_RUN(test_integers);
+    ETW_RUN(test_int64_as_string);
     ETW_RUN(test_booleans_and_chars);
     ETW_RUN(test_floats);
     ETW_RUN(test_strings);

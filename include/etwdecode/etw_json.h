@@ -55,6 +55,10 @@ typedef struct etw_json_options {
      * NULL: "stack" holds the addresses of the event's STACK_TRACE item. */
     size_t (*stack)(void *ctx, const etw_event *ev, const etw_json_frame **frames);
     void *stack_ctx;
+    /* 1: payload integers beyond +-2^53 (9007199254740992) as strings
+     * ("18446744073709551615"), for readers that parse numbers as doubles
+     * (JavaScript, Elasticsearch); 0: exact numbers (the contract). */
+    int int64_as_string;
 } etw_json_options;
 
 etw_status etw_json_new(etw_json **out, const etw_allocator *alloc,

@@ -13,17 +13,18 @@
  *
  * Every format starts from the contract's JSON object of the event
  * (etw_json.h, docs/json-output.md), so names, values and decoding are the
- * same in all three:
+ * same in all of them (the others take the values from where the JSON
+ * writer put them, without parsing its line):
  *
  *   JSON  the contract's line. With a field list, "fields" keeps only the
  *         listed members (in the event's order). With a time form other than
  *         UTC, "time" is a number of seconds from the origin (RELATIVE) or
  *         an RFC 3339 string with the local offset (LOCAL).
  *   TEXT  one line a person scans: TIME PROVIDER/EVENT pid=N tid=N then
- *         name=value for each field (strings bare when they hold no space,
- *         quote, '=', backslash or control character, else JSON-quoted;
- *         structs and arrays as compact JSON), then stack=[...] (compact
- *         JSON) when the event has a stack, then error="..." and
+ *         name=value for each field (names and strings bare when they hold
+ *         no space, quote, '=', backslash or control character, else
+ *         JSON-quoted; structs and arrays as compact JSON), then stack=[...]
+ *         (compact JSON) when the event has a stack, then error="..." and
  *         message="..." when the event has them. Default time: seconds from
  *         the origin.
  *   CSV   RFC 4180: comma-separated, CRLF line ends, a field quoted (with
@@ -39,7 +40,30 @@
  *         field or key. A field named like a fixed column gets the column
  *         "fields.NAME". Strings are unescaped (UTF-8), numbers and booleans
  *         as in JSON, structs and arrays as compact JSON text, null empty.
- *         "stack" is not a column.
+ *         "stack" is not a column. csv_lf: LF line ends.
+ *   TIMESKETCH  one JSON object a line in the JSONL form Timesketch and
+ *         plaso import: "message" (the event's manifest message, else
+ *         "PROVIDER/EVENT name=value ..." as TEXT writes them), "datetime"
+ *         (ISO 8601 UTC, microseconds, "+00:00"), "timestamp" (microseconds
+ *         since 1970-01-01 UTC, an integer), "timestamp_desc" ("Event
+ *         Time"), then the contract's keys from "file" to "raw" that the
+ *         event has (not "time", "message", "fields" nor the stacks), then
+ *         each top-level payload field as "field_NAME" (the prefix keeps
+ *         them apart from those keys); structs and arrays as compact JSON
+ *         text in a string, so a name always has one type.
+ *   XML   the Windows event schema's shape (as tracerpt -of XML writes it):
+ *         an XML declaration and <Events> before the first event (the
+ *         header), </Events> after the last (the footer), and one line a
+ *         event: <Event xmlns=".../2004/08/events/event"><System> Provider
+ *         (Name, Guid "{...}"), EventID, Version, Level, Task, Opcode,
+ *         Keywords, TimeCreated SystemTime, Correlation (ActivityID,
+ *         RelatedActivityID when set), Execution (ProcessID and ThreadID
+ *         when known, ProcessorID), Channel, Computer (empty: the trace
+ *         does not say) </System><EventData><Data Name="FIELD">value</Data>
+ *         ... </EventData></Event>, values as CSV writes them, "&<>\"'"
+ *         escaped, characters XML 1.0 forbids (controls other than tab, LF,
+ *         CR; U+FFFE, U+FFFF) replaced by U+FFFD; tab, LF and CR as
+ *         character references.
  *
  * A renderer keeps its buffers between events (nothing is allocated per
  * event once they have grown) and is single-threaded; the line it returns is
@@ -64,7 +88,9 @@ extern "C" {
 typedef enum etw_render_format {
     ETW_RENDER_JSON = 0,
     ETW_RENDER_TEXT = 1,
-    ETW_RENDER_CSV = 2
+    ETW_RENDER_CSV = 2,
+    ETW_RENDER_TIMESKETCH = 3,
+    ETW_RENDER_XML = 4
 } etw_render_format;
 
 typedef enum etw_time_form {
@@ -88,6 +114,7 @@ typedef struct etw_render_options {
      * caller's time-zone rules: the library reads no time zone). NULL: 0. */
     long (*utc_offset)(void *ctx, int64_t filetime);
     void *utc_offset_ctx;
+    int csv_lf;                  /* CSV: "\n" line ends instead of RFC 4180's "\r\n" */
 } etw_render_options;
 
 typedef struct etw_renderer etw_renderer;
@@ -109,6 +136,10 @@ etw_status etw_renderer_learn(etw_renderer *rd, const etw_reader *r, const etw_e
 /* The text that comes before the first event: CSV's header row; empty for
  * JSON and TEXT. The columns are fixed from then on. */
 etw_status etw_renderer_header(etw_renderer *rd, const char **out, size_t *len);
+
+/* The text that comes after the last event: XML's "</Events>" line; empty
+ * for the other formats. */
+etw_status etw_renderer_footer(etw_renderer *rd, const char **out, size_t *len);
 
 /* One event, with its line end. */
 etw_status etw_renderer_event(etw_renderer *rd, const etw_reader *r, const etw_event *ev,

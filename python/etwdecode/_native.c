@@ -495,6 +495,9 @@ static PyObject *integer_obj(Reader *self, const etw_value *v) {
     case ETW_OUTTYPE_HEXINT64:
     case ETW_OUTTYPE_HEXBINARY:
     case ETW_OUTTYPE_CODE_POINTER:
+    case ETW_OUTTYPE_WIN32ERROR: /* "0x..." in JSON: unsigned, as the hex types */
+    case ETW_OUTTYPE_NTSTATUS:
+    case ETW_OUTTYPE_HRESULT:
         return PyLong_FromUnsignedLongLong(u);
     case ETW_OUTTYPE_IPV4:
         if (size == 4) return value_via_json(self, v);

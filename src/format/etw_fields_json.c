@@ -6,6 +6,7 @@
 
 #include "common/etw_bytes.h"
 #include "etwdecode/etw_decoder.h"
+#include "format/etw_json_spans.h"
 
 /* ------------------------------------------------------------------------ */
 /* addresses                                                                */
@@ -279,6 +280,9 @@ static void integer_json(etw_text *t, const etw_value *v) {
     case ETW_OUTTYPE_HEXINT64:
     case ETW_OUTTYPE_HEXBINARY:
     case ETW_OUTTYPE_CODE_POINTER:
+    case ETW_OUTTYPE_WIN32ERROR: /* status codes read in hex: "0xc0000022", "0x80004005" */
+    case ETW_OUTTYPE_NTSTATUS:
+    case ETW_OUTTYPE_HRESULT:
         quoted_hex(t, u);
         return;
     case ETW_OUTTYPE_IPV4:
@@ -528,12 +532,37 @@ etw_status etw_fields_json(etw_text *t, const etw_schema *s, const etw_event *ev
 
 etw_status etw_fields_json_ex(etw_text *t, const etw_schema *s, const etw_event *ev,
                               uint64_t *refs, size_t refs_len, uint32_t *trailing) {
-    return etw_fields_json_drive(t, s, ev, refs, refs_len, trailing, NULL);
+    return etw_fields_json_spans(t, s, ev, refs, refs_len, trailing, NULL, 0, NULL);
 }
 
 etw_status etw_fields_json_drive(etw_text *t, const etw_schema *s, const etw_event *ev, uint64_t *refs,
                                  size_t refs_len, uint32_t *trailing, const etw_decoder *d) {
+    return etw_fields_json_spans(t, s, ev, refs, refs_len, trailing, NULL, 0, d);
+}
+
+/* The 64-bit integer just written from t->data[from] as a string when its
+ * magnitude is above 2^53 (other forms of the value, such as a mapped name
+ * or a time, are left alone: they are not all digits). */
+static void big_int_as_string(etw_text *t, size_t from) {
+    size_t n = t->len - from;
+    if (n < 16 || n > 21 || etw_text_status(t) != ETW_OK) return;
+    const char *v = t->data + from;
+    size_t neg = v[0] == '-', digits = n - neg;
+    for (size_t i = neg; i < n; i++)
+        if (v[i] < '0' || v[i] > '9') return;
+    if (digits < 16 || (digits == 16 && memcmp(v + neg, "9007199254740992", 16) <= 0)) return;
+    if (!etw_text_reserve(t, 2)) return;
+    memmove(t->data + from + 1, t->data + from, n);
+    t->data[from] = '"';
+    t->data[from + n + 1] = '"';
+    t->len += 2;
+}
+
+etw_status etw_fields_json_spans(etw_text *t, const etw_schema *s, const etw_event *ev, uint64_t *refs,
+                                 size_t refs_len, uint32_t *trailing, etw_json_spans *sp, unsigned flags,
+                                 const etw_decoder *d) {
     etw_decode_cursor c;
+    etw_field_span *cur = NULL; /* the top-level member being written */
     etw_value v;
     /* per open container: 1 = array, and whether a member was written */
     uint8_t is_array[ETW_DECODE_MAX_DEPTH + 2];
@@ -554,22 +583,42 @@ etw_status etw_fields_json_drive(etw_text *t, const etw_schema *s, const etw_eve
     }
     is_array[0] = 0;
     has_member[0] = 0;
+    if (sp) {
+        sp->n = 0;
+        sp->complete = 1;
+    }
     while (etw_decode_next(&c, &v) == ETW_OK) {
         if (v.kind == ETW_VALUE_STRUCT_END || v.kind == ETW_VALUE_ARRAY_END) {
             if (top == 0) continue; /* cannot happen: markers pair */
             etw_text_putc(t, is_array[top] ? ']' : '}');
             top--;
+            if (top == 0 && cur) cur->val_len = t->len - cur->val_off;
             continue;
+        }
+        if (top == 0 && sp) {
+            cur = NULL;
+            if (sp->n < sp->cap) {
+                cur = &sp->fields[sp->n++];
+                cur->name = v.name ? v.name : "";
+                cur->key_off = t->len + (has_member[0] != 0);
+            } else {
+                sp->complete = 0;
+            }
         }
         if (!is_array[top])
             put_key(t, v.name ? v.name : "", has_member[top]);
         else if (has_member[top])
             etw_text_putc(t, ',');
         has_member[top] = 1;
+        if (top == 0 && cur) {
+            cur->key_len = t->len - 1 - cur->key_off; /* without the colon */
+            cur->val_off = t->len;
+        }
         if (v.kind == ETW_VALUE_STRUCT_BEGIN || v.kind == ETW_VALUE_ARRAY_BEGIN) {
             int arr = v.kind == ETW_VALUE_ARRAY_BEGIN;
             if (top + 1 >= sizeof is_array) { /* cannot happen: depth is bounded */
                 etw_text_put(t, arr ? "[]" : "{}", 2);
+                if (top == 0 && cur) cur->val_len = 2;
                 continue;
             }
             etw_text_putc(t, arr ? '[' : '{');
@@ -578,7 +627,11 @@ etw_status etw_fields_json_drive(etw_text *t, const etw_schema *s, const etw_eve
             has_member[top] = 0;
             continue;
         }
+        size_t vstart = t->len;
         etw_value_json(t, &v);
+        if ((flags & ETW_FIELDS_INT64_AS_STRING) && (v.in_type == ETW_INTYPE_INT64 || v.in_type == ETW_INTYPE_UINT64))
+            big_int_as_string(t, vstart); /* only 64-bit integers reach 2^53 (doubles stay numbers) */
+        if (top == 0 && cur) cur->val_len = t->len - cur->val_off;
         char drive[ETW_DRIVE_PATH_MAX];
         size_t dn;
         char key[320];
@@ -592,6 +645,7 @@ etw_status etw_fields_json_drive(etw_text *t, const etw_schema *s, const etw_eve
     while (top > 0) {
         etw_text_putc(t, is_array[top] ? ']' : '}');
         top--;
+        if (top == 0 && cur) cur->val_len = t->len - cur->val_off;
     }
     if (trailing) *trailing = etw_decode_remaining(&c);
     etw_text_putc(t, '}');

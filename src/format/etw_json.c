@@ -9,6 +9,7 @@
 #include "../source/etw_eventsource.h"
 #include "etw_event_names.h"
 #include "etw_fields_json.h"
+#include "etw_json_spans.h"
 #include "etw_message.h"
 #include "etw_text.h"
 
@@ -26,6 +27,9 @@ typedef struct seg {
     uint16_t id, task;
     uint8_t version, level, opcode, channel;
     uint16_t len;
+    /* the values' spans of the keys ETW_JK_PROVIDER..ETW_JK_KEYWORDS, from
+     * the segment's start */
+    uint16_t voff[ETW_JK_KEYWORDS - ETW_JK_PROVIDER + 1], vlen[ETW_JK_KEYWORDS - ETW_JK_PROVIDER + 1];
     char text[SEG_MAX];
 } seg;
 
@@ -72,6 +76,14 @@ static void key(etw_text *t, const char *k) {
     etw_text_puts(t, k);
     etw_text_putc(t, '"');
     etw_text_putc(t, ':');
+}
+
+/* The value of key k starts / ended here (sp NULL: not recorded). */
+static void vbegin(etw_json_spans *sp, const etw_text *t, int k) {
+    if (sp) sp->off[k] = t->len;
+}
+static void vend(etw_json_spans *sp, const etw_text *t, int k) {
+    if (sp) sp->len[k] = t->len - sp->off[k];
 }
 
 static void guid_value(etw_text *t, const etw_guid *g) {
@@ -193,7 +205,7 @@ static int stack_key_of(const etw_ext_item *it, uint64_t *k) {
  * The Python module (python/etwdecode/_native.c ext_items) builds the same
  * keys in the same order. no_stack: the caller supplies "stack"
  * (etw_json_options.stack), so the STACK_TRACE items are left out. */
-static void ext_fields(etw_text *t, const etw_event *ev, int no_stack) {
+static void ext_fields(etw_text *t, const etw_event *ev, etw_json_spans *sp, int no_stack) {
     etw_ext_item it;
     uint32_t pos = 0, nstack = 0, nkey = 0;
     int stacks = 0, keys = 0;
@@ -204,8 +216,11 @@ static void ext_fields(etw_text *t, const etw_event *ev, int no_stack) {
             if (it.size >= 16) {
                 etw_guid g = etw_guid_read(it.data);
                 if (!etw_guid_is_zero(&g)) {
-                    key(t, it.type == ETW_EXT_CONTAINER_ID ? "container_id" : "related_activity_id");
+                    int k = it.type == ETW_EXT_CONTAINER_ID ? ETW_JK_CONTAINER : ETW_JK_RELATED;
+                    key(t, k == ETW_JK_CONTAINER ? "container_id" : "related_activity_id");
+                    vbegin(sp, t, k);
                     guid_value(t, &g);
+                    vend(sp, t, k);
                 }
             }
             break;
@@ -221,7 +236,9 @@ static void ext_fields(etw_text *t, const etw_event *ev, int no_stack) {
         uint64_t match = etw_le64(it.data);
         if (nstack++ == 0) {
             key(t, "stack");
+            vbegin(sp, t, ETW_JK_STACK);
             stack_addresses(t, &it);
+            vend(sp, t, ETW_JK_STACK);
             if (match) {
                 key(t, "stack_match_id");
                 hex_value(t, match);
@@ -268,17 +285,19 @@ static void ext_fields(etw_text *t, const etw_event *ev, int no_stack) {
 }
 
 /* "stack" from the caller (etw_json_options.stack): frame labels. */
-static void caller_stack(etw_json *j, etw_text *t, const etw_event *ev) {
+static void caller_stack(etw_json *j, etw_text *t, const etw_event *ev, etw_json_spans *sp) {
     const etw_json_frame *fr = NULL;
     size_t n = j->opt.stack(j->opt.stack_ctx, ev, &fr);
     if (!n || !fr) return;
     key(t, "stack");
+    vbegin(sp, t, ETW_JK_STACK);
     etw_text_putc(t, '[');
     for (size_t i = 0; i < n; i++) {
         if (i) etw_text_putc(t, ',');
         etw_text_json_utf8(t, fr[i].s, fr[i].len);
     }
     etw_text_putc(t, ']');
+    vend(sp, t, ETW_JK_STACK);
 }
 
 /* The memo slot that holds ev's descriptor keys, or NULL. Only for events
@@ -295,7 +314,8 @@ static seg *seg_find(etw_json *j, const etw_event *ev, const etw_schema *s, int 
     return g;
 }
 
-static void seg_keep(seg *g, const etw_event *ev, const etw_schema *s, const char *text, size_t n) {
+static void seg_keep(seg *g, const etw_event *ev, const etw_schema *s, const char *text, size_t n,
+                     const etw_json_spans *sp, size_t start) {
     if (n > SEG_MAX) {
         g->schema = NULL;
         return;
@@ -311,6 +331,10 @@ static void seg_keep(seg *g, const etw_event *ev, const etw_schema *s, const cha
     g->channel = ev->channel;
     g->len = (uint16_t)n;
     memcpy(g->text, text, n);
+    for (int k = ETW_JK_PROVIDER; sp && k <= ETW_JK_KEYWORDS; k++) {
+        g->voff[k - ETW_JK_PROVIDER] = (uint16_t)(sp->off[k] - start);
+        g->vlen[k - ETW_JK_PROVIDER] = (uint16_t)sp->len[k];
+    }
 }
 
 /* python/etwdecode/_native.c (event_obj) builds the same event as a Python
@@ -318,67 +342,121 @@ static void seg_keep(seg *g, const etw_event *ev, const etw_schema *s, const cha
  * two on every trace). */
 etw_status etw_json_event(etw_json *j, const etw_reader *r, const etw_event *ev,
                           const char **line, size_t *len) {
+    return etw_json_event_spans(j, r, ev, line, len, NULL);
+}
+
+etw_status etw_json_event_spans(etw_json *j, const etw_reader *r, const etw_event *ev, const char **line,
+                                size_t *len, etw_json_spans *sp) {
     if (!j || !ev || !line || !len) return ETW_E_INVALID_ARG;
+    etw_json_spans own; /* the memo keeps the spans of its keys: always record them */
+    if (!sp) {
+        sp = &own;
+        own.fields = NULL;
+        own.cap = 0;
+        own.no_time = 0;
+    }
+    {
+        memset(sp->len, 0, sizeof sp->len);
+        sp->n = 0;
+        sp->complete = 0;
+        sp->schema = NULL;
+    }
     etw_text *t = &j->text;
     etw_text_clear(t);
     const etw_schema *schema = NULL;
     const char *error = NULL;
     if (j->opt.decoder && !ev->is_logfile_header)
         etw_decoder_resolve(j->opt.decoder, ev, &schema, &error);
+    if (sp) sp->schema = schema;
     etw_text_puts(t, "{\"time\":");
-    time_value(t, ev->timestamp);
+    vbegin(sp, t, ETW_JK_TIME);
+    if (sp->no_time) etw_text_puts(t, "null");
+    else time_value(t, ev->timestamp);
+    vend(sp, t, ETW_JK_TIME);
     if (j->file) {
         key(t, "file");
+        vbegin(sp, t, ETW_JK_FILE);
         etw_text_json_utf8(t, j->file, strlen(j->file));
+        vend(sp, t, ETW_JK_FILE);
     }
     int hit;
     seg *g = seg_find(j, ev, schema, &hit);
     size_t seg_start = t->len;
     if (hit) {
         etw_text_put(t, g->text, g->len);
+        for (int k = ETW_JK_PROVIDER; sp && k <= ETW_JK_KEYWORDS; k++) {
+            sp->off[k] = seg_start + g->voff[k - ETW_JK_PROVIDER];
+            sp->len[k] = g->vlen[k - ETW_JK_PROVIDER];
+        }
         goto ids;
     }
     etw_event_names names;
     etw_event_names_get(ev, schema, &names);
     key(t, "provider");
+    vbegin(sp, t, ETW_JK_PROVIDER);
     etw_text_json_utf8(t, names.provider, names.provider_len);
+    vend(sp, t, ETW_JK_PROVIDER);
     key(t, "provider_guid");
+    vbegin(sp, t, ETW_JK_PROVIDER_GUID);
     guid_value(t, &ev->provider);
+    vend(sp, t, ETW_JK_PROVIDER_GUID);
     key(t, "event");
+    vbegin(sp, t, ETW_JK_EVENT);
     etw_text_json_utf8(t, names.event, names.event_len);
-    u64_field(t, "id", ev->id);
-    u64_field(t, "version", ev->version);
-    u64_field(t, "level", ev->level);
-    u64_field(t, "opcode", ev->opcode);
-    u64_field(t, "task", ev->task);
-    u64_field(t, "channel", ev->channel);
+    vend(sp, t, ETW_JK_EVENT);
+    static const char *const desc_keys[] = {"id", "version", "level", "opcode", "task", "channel"};
+    const uint64_t desc[] = {ev->id, ev->version, ev->level, ev->opcode, ev->task, ev->channel};
+    for (int i = 0; i < 6; i++) {
+        key(t, desc_keys[i]);
+        vbegin(sp, t, ETW_JK_ID + i);
+        etw_text_u64(t, desc[i]);
+        vend(sp, t, ETW_JK_ID + i);
+    }
     key(t, "keywords");
+    vbegin(sp, t, ETW_JK_KEYWORDS);
     etw_text_putc(t, '"');
     etw_text_hex16(t, ev->keywords);
     etw_text_putc(t, '"');
-    if (g && etw_text_status(t) == ETW_OK) seg_keep(g, ev, schema, t->data + seg_start, t->len - seg_start);
+    vend(sp, t, ETW_JK_KEYWORDS);
+    if (g && etw_text_status(t) == ETW_OK)
+        seg_keep(g, ev, schema, t->data + seg_start, t->len - seg_start, sp, seg_start);
 ids:;
     uint32_t pid, tid;
     etw_decoder_event_ids(j->opt.decoder, ev, schema, &pid, &tid);
     key(t, "pid");
+    vbegin(sp, t, ETW_JK_PID);
     id_value(t, pid);
+    vend(sp, t, ETW_JK_PID);
     const char *pname;
     size_t pname_len;
     if (etw_decoder_process_name(j->opt.decoder, ev, schema, pid, &pname, &pname_len)) {
         key(t, "process");
+        vbegin(sp, t, ETW_JK_PROCESS);
         etw_text_json_utf8(t, pname, pname_len);
+        vend(sp, t, ETW_JK_PROCESS);
     }
     key(t, "tid");
+    vbegin(sp, t, ETW_JK_TID);
     id_value(t, tid);
-    u64_field(t, "cpu", ev->cpu);
-    u64_field(t, "data_len", ev->user_data_len);
+    vend(sp, t, ETW_JK_TID);
+    key(t, "cpu");
+    vbegin(sp, t, ETW_JK_CPU);
+    etw_text_u64(t, ev->cpu);
+    vend(sp, t, ETW_JK_CPU);
+    key(t, "data_len");
+    vbegin(sp, t, ETW_JK_DATA_LEN);
+    etw_text_u64(t, ev->user_data_len);
+    vend(sp, t, ETW_JK_DATA_LEN);
     if (ev->has_activity_id && !etw_guid_is_zero(&ev->activity_id)) {
         key(t, "activity_id");
+        vbegin(sp, t, ETW_JK_ACTIVITY);
         guid_value(t, &ev->activity_id);
+        vend(sp, t, ETW_JK_ACTIVITY);
     }
-    ext_fields(t, ev, j->opt.stack != NULL);
-    if (j->opt.stack) caller_stack(j, t, ev);
+    ext_fields(t, ev, sp, j->opt.stack != NULL);
+    if (j->opt.stack) caller_stack(j, t, ev, sp);
     key(t, "fields");
+    vbegin(sp, t, ETW_JK_FIELDS);
     int decoded = 0;
     if (ev->is_logfile_header && r) {
         logfile_fields(t, etw_reader_logfile(r));
@@ -390,34 +468,45 @@ ids:;
         size_t nrefs;
         uint32_t trailing = 0;
         etw_decoder_scratch(j->opt.decoder, &refs, &nrefs);
-        etw_status fs = etw_fields_json_drive(t, schema, ev, refs, nrefs, &trailing, j->opt.decoder);
+        etw_status fs = etw_fields_json_spans(t, schema, ev, refs, nrefs, &trailing, sp,
+                                              j->opt.int64_as_string ? ETW_FIELDS_INT64_AS_STRING : 0,
+                                              j->opt.decoder);
         if (fs != ETW_OK) return fs;
+        vend(sp, t, ETW_JK_FIELDS);
         if (!error) error = etw_decoder_payload_problem(j->opt.decoder, ev, schema, trailing);
         decoded = 1;
         if (j->opt.messages && schema->message) {
             size_t mark = t->len;
             key(t, "message");
+            vbegin(sp, t, ETW_JK_MESSAGE);
             etw_status ms = etw_message_json(t, &j->scratch, schema, ev, refs, nrefs);
             if (ms == ETW_E_NOMEM) return ms;
+            vend(sp, t, ETW_JK_MESSAGE);
             if (ms == ETW_E_LIMIT) { /* cut at ETW_MESSAGE_MAX bytes: say so */
                 key(t, "message_cut");
                 etw_text_puts(t, "true");
             } else if (ms != ETW_OK) {
                 t->len = mark;
+                if (sp) sp->len[ETW_JK_MESSAGE] = 0;
             }
         }
     } else {
         etw_text_puts(t, "{}");
     }
+    if (sp && !sp->len[ETW_JK_FIELDS]) vend(sp, t, ETW_JK_FIELDS); /* the other forms of "fields" */
     if (error) {
         key(t, "error");
+        vbegin(sp, t, ETW_JK_ERROR);
         etw_text_json_utf8(t, error, strlen(error));
+        vend(sp, t, ETW_JK_ERROR);
     }
     if ((j->opt.raw_always || !decoded || error) && (ev->user_data_len || error)) {
         key(t, "raw");
+        vbegin(sp, t, ETW_JK_RAW);
         etw_text_putc(t, '"');
         etw_text_bytes_hex(t, ev->user_data, ev->user_data_len);
         etw_text_putc(t, '"');
+        vend(sp, t, ETW_JK_RAW);
     }
     etw_text_puts(t, "}\n");
     etw_status s = etw_text_status(t);

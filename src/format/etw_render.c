@@ -1,6 +1,9 @@
 /* etw_render.c - JSON, text and CSV renderings of events (see etw_render.h).
- * Each starts from the contract's JSON object (etw_json), read back with
- * etw_jscan, so that the three can never disagree on a name or a value. */
+ * Each starts from the contract's JSON object (etw_json): text and CSV take
+ * their values from the spans the writer recorded as it wrote each key
+ * (etw_json_spans.h), so the three can never disagree on a name or a value
+ * and nothing is parsed again (etw_jscan only reads the rare "fields" that
+ * do not come from a schema: the log-file header, EventSource manifests). */
 #include "etwdecode/etw_render.h"
 
 #include <string.h>
@@ -8,6 +11,7 @@
 #include "../common/etw_alloc.h"
 #include "etwdecode/etw_decoder.h"
 #include "etw_jscan.h"
+#include "etw_json_spans.h"
 #include "etw_text.h"
 
 /* FILETIME ticks per second (100 ns units). */
@@ -19,6 +23,10 @@
 enum { COL_TIME, COL_FILE, COL_PROVIDER, COL_PROVIDER_GUID, COL_EVENT, COL_ID, COL_VERSION, COL_LEVEL,
        COL_OPCODE, COL_TASK, COL_CHANNEL, COL_KEYWORDS, COL_PID, COL_PROCESS, COL_TID, COL_CPU, COL_DATA_LEN,
        COL_ACTIVITY, COL_RELATED, COL_CONTAINER, COL_MESSAGE, COL_ERROR, COL_RAW, NFIXED };
+/* the spans of etw_json_spans.h are indexed by the same numbers */
+_Static_assert(COL_PID == ETW_JK_PID && COL_PROCESS == ETW_JK_PROCESS && COL_RAW == ETW_JK_RAW &&
+                   NFIXED == ETW_JK_FIELDS,
+               "render columns and JSON spans disagree");
 static const char *const fixed_names[NFIXED] = {
     "time", "file", "provider", "provider_guid", "event", "id", "version", "level", "opcode", "task",
     "channel", "keywords", "pid", "process", "tid", "cpu", "data_len", "activity_id", "related_activity_id",
@@ -48,6 +56,14 @@ struct etw_renderer {
     size_t *cell_len;
     int header_done;
     int fixed_on[NFIXED]; /* which fixed columns the header has */
+    size_t col_of_fixed[NFIXED]; /* the column of each fixed key, or (size_t)-1 */
+    size_t *set;          /* the columns the current row has a value for */
+    size_t nset;
+    char *commas;         /* ncols commas: the separators of a run of empty cells */
+    /* where the writer put each value (text, CSV) */
+    etw_json_spans sp;
+    etw_field_span *spans;
+    etw_text summary;     /* TIMESKETCH: the message made from the fields */
 };
 
 static uint64_t name_hash(const char *s, size_t n) {
@@ -59,7 +75,7 @@ static uint64_t name_hash(const char *s, size_t n) {
 etw_status etw_renderer_new(etw_renderer **out, const etw_allocator *alloc, const etw_render_options *opt) {
     if (!out || !opt) return ETW_E_INVALID_ARG;
     *out = NULL;
-    if (opt->format > ETW_RENDER_CSV || opt->time > ETW_TIME_LOCAL || opt->nfields > ETW_RENDER_MAX_FIELDS ||
+    if (opt->format > ETW_RENDER_XML || opt->time > ETW_TIME_LOCAL || opt->nfields > ETW_RENDER_MAX_FIELDS ||
         (opt->nfields && !opt->fields))
         return ETW_E_INVALID_ARG;
     etw_allocator a = etw_allocator_resolve(alloc);
@@ -71,7 +87,10 @@ etw_status etw_renderer_new(etw_renderer **out, const etw_allocator *alloc, cons
         rd->opt.time = opt->format == ETW_RENDER_TEXT ? ETW_TIME_RELATIVE : ETW_TIME_UTC;
     etw_text_init(&rd->out, &a);
     etw_text_init(&rd->scratch, &a);
-    if (etw_json_new(&rd->json, &a, &opt->json) != ETW_OK) {
+    etw_text_init(&rd->summary, &a);
+    etw_json_options jo = opt->json;
+    if (opt->format == ETW_RENDER_TIMESKETCH) jo.messages = 1; /* "message" is the manifest's where there is one */
+    if (etw_json_new(&rd->json, &a, &jo) != ETW_OK) {
         etw_free(&a, rd);
         return ETW_E_NOMEM;
     }
@@ -91,9 +110,13 @@ void etw_renderer_free(etw_renderer *rd) {
     etw_free(&a, rd->seen);
     etw_free(&a, (void *)rd->cell);
     etw_free(&a, rd->cell_len);
+    etw_free(&a, rd->spans);
+    etw_free(&a, rd->set);
+    etw_free(&a, rd->commas);
     etw_json_free(rd->json);
     etw_text_free(&rd->out);
     etw_text_free(&rd->scratch);
+    etw_text_free(&rd->summary);
     etw_free(&a, rd);
 }
 
@@ -346,11 +369,17 @@ static int field_wanted(const etw_renderer *rd, const etw_jmember *m) {
  * may hold spaces: name_ok). The JSON form has every control character
  * escaped, so a string without a backslash has none. */
 static void text_value_(etw_text *t, const char *v, size_t n, int name_ok) {
+    /* bit 1: never bare; bit 2: not bare in a value or field name */
+    static const uint8_t quote[256] = {['\\'] = 1, ['"'] = 1, [' '] = 2, ['='] = 2};
     if (n >= 2 && v[0] == '"') {
-        int bare = n > 2;
-        for (size_t i = 1; i + 1 < n && bare; i++)
-            if ((v[i] == ' ' && !name_ok) || v[i] == '\\' || (v[i] == '=' && !name_ok) || v[i] == '"') bare = 0;
-        if (bare) {
+        const unsigned mask = name_ok ? 1u : 3u;
+        const unsigned char *p = (const unsigned char *)v + 1, *end = (const unsigned char *)v + n - 1;
+        if (p == end) {
+            etw_text_put(t, v, n);
+            return;
+        }
+        while (p < end && !(quote[*p] & mask)) p++;
+        if (p == end) {
             etw_text_put(t, v + 1, n - 2);
             return;
         }
@@ -364,12 +393,20 @@ static void text_name(etw_text *t, const char *v, size_t n) { text_value_(t, v, 
 /* A CSV cell from a JSON value. */
 static void csv_cell(etw_renderer *rd, etw_text *t, const char *v, size_t n) {
     if (!v || !n || (n == 4 && !memcmp(v, "null", 4))) return;
-    etw_text *sc = &rd->scratch;
-    etw_text_clear(sc);
-    if (v[0] == '"') etw_jscan_unescape(sc, v, n);
-    else etw_text_put(sc, v, n);
-    const char *s = sc->data ? sc->data : "";
-    size_t len = sc->len;
+    const char *s = v;
+    size_t len = n;
+    if (v[0] == '"') {
+        if (n >= 2 && !memchr(v, '\\', n)) { /* nothing escaped: the text between the quotes */
+            s = v + 1;
+            len = n - 2;
+        } else {
+            etw_text *sc = &rd->scratch;
+            etw_text_clear(sc);
+            etw_jscan_unescape(sc, v, n);
+            s = sc->data ? sc->data : "";
+            len = sc->len;
+        }
+    }
     int quote = 0;
     for (size_t i = 0; i < len && !quote; i++)
         if (s[i] == ',' || s[i] == '"' || s[i] == '\r' || s[i] == '\n') quote = 1;
@@ -390,7 +427,14 @@ static void csv_cell(etw_renderer *rd, etw_text *t, const char *v, size_t n) {
     etw_text_putc(t, '"');
 }
 
-static void csv_name(etw_text *t, const char *s) {
+/* A header cell. Names come from traces: through the JSON writer's string
+ * form and back, so that the header is valid UTF-8 (U+FFFD for bad bytes). */
+static void csv_name(etw_renderer *rd, etw_text *t, const char *name) {
+    etw_text_clear(&rd->scratch);
+    etw_text_json_utf8(&rd->scratch, name, strlen(name));
+    etw_text_clear(&rd->summary);
+    etw_jscan_unescape(&rd->summary, rd->scratch.data ? rd->scratch.data : "\"\"", rd->scratch.len);
+    const char *s = etw_text_cstr(&rd->summary);
     int quote = strpbrk(s, ",\"\r\n") != NULL;
     if (!quote) {
         etw_text_puts(t, s);
@@ -439,13 +483,22 @@ etw_status etw_renderer_header(etw_renderer *rd, const char **out, size_t *len) 
         if (s != ETW_OK) return s;
         rd->cell = etw_calloc(&rd->alloc, rd->ncols ? rd->ncols : 1, sizeof *rd->cell);
         rd->cell_len = etw_calloc(&rd->alloc, rd->ncols ? rd->ncols : 1, sizeof *rd->cell_len);
-        if (!rd->cell || !rd->cell_len) return ETW_E_NOMEM;
+        rd->set = etw_calloc(&rd->alloc, rd->ncols ? rd->ncols : 1, sizeof *rd->set);
+        rd->commas = etw_alloc(&rd->alloc, rd->ncols ? rd->ncols : 1);
+        if (!rd->cell || !rd->cell_len || !rd->set || !rd->commas) return ETW_E_NOMEM;
+        memset(rd->commas, ',', rd->ncols ? rd->ncols : 1);
         rd->header_done = 1;
+        for (int k = 0; k < NFIXED; k++) rd->col_of_fixed[k] = (size_t)-1;
+        for (size_t i = 0; i < rd->ncols; i++)
+            if (rd->cols[i].fixed >= 0) rd->col_of_fixed[rd->cols[i].fixed] = i;
         for (size_t i = 0; i < rd->ncols; i++) {
             if (i) etw_text_putc(t, ',');
-            csv_name(t, rd->cols[i].name);
+            csv_name(rd, t, rd->cols[i].name);
         }
-        etw_text_puts(t, "\r\n");
+        etw_text_puts(t, rd->opt.csv_lf ? "\n" : "\r\n");
+    } else if (rd->opt.format == ETW_RENDER_XML && !rd->header_done) {
+        rd->header_done = 1;
+        etw_text_puts(t, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Events>\n");
     }
     etw_status s = etw_text_status(t);
     if (s != ETW_OK) return s;
@@ -455,12 +508,6 @@ etw_status etw_renderer_header(etw_renderer *rd, const char **out, size_t *len) 
 }
 
 /* ---- events --------------------------------------------------------------- */
-
-static int fixed_index(const etw_jmember *m) {
-    for (int k = 0; k < NFIXED; k++)
-        if (etw_jscan_key_is(m->key, m->key_len, fixed_names[k], strlen(fixed_names[k]))) return k;
-    return -1;
-}
 
 static void render_json(etw_renderer *rd, const etw_event *ev, const char *line, size_t len) {
     etw_text *t = &rd->out;
@@ -502,114 +549,384 @@ static void render_json(etw_renderer *rd, const etw_event *ev, const char *line,
     etw_text_puts(t, "}\n");
 }
 
-static void render_text(etw_renderer *rd, const etw_event *ev, const char *line, size_t len) {
+/* The value of fixed key k in line (NULL, 0 when absent). */
+#define SPAN(rd, line, k) ((rd)->sp.len[k] ? (line) + (rd)->sp.off[k] : NULL), (rd)->sp.len[k]
+
+static void render_text(etw_renderer *rd, const etw_event *ev, const char *line) {
     etw_text *t = &rd->out;
-    const char *val[NFIXED] = {0};
-    size_t vlen[NFIXED] = {0};
-    const char *fields = NULL, *stack = NULL;
-    size_t flen = 0, slen = 0;
-    size_t pos = 0;
-    etw_jmember m;
-    while (etw_jscan_next_member(line, len, &pos, &m)) {
-        int k = fixed_index(&m);
-        if (k >= 0) {
-            val[k] = m.value;
-            vlen[k] = m.value_len;
-        } else if (etw_jscan_key_is(m.key, m.key_len, "fields", 6)) {
-            fields = m.value;
-            flen = m.value_len;
-        } else if (etw_jscan_key_is(m.key, m.key_len, "stack", 5)) {
-            stack = m.value;
-            slen = m.value_len;
-        }
-    }
+    const etw_json_spans *sp = &rd->sp;
     time_text(rd, t, ev->timestamp, 0);
-    if (val[COL_FILE]) {
+    if (sp->len[COL_FILE]) {
         etw_text_puts(t, " file=");
-        text_value(t, val[COL_FILE], vlen[COL_FILE]);
+        text_value(t, SPAN(rd, line, COL_FILE));
     }
     etw_text_putc(t, ' ');
-    if (val[COL_PROVIDER]) text_name(t, val[COL_PROVIDER], vlen[COL_PROVIDER]);
+    if (sp->len[COL_PROVIDER]) text_name(t, SPAN(rd, line, COL_PROVIDER));
     etw_text_putc(t, '/');
-    if (val[COL_EVENT]) text_name(t, val[COL_EVENT], vlen[COL_EVENT]);
+    if (sp->len[COL_EVENT]) text_name(t, SPAN(rd, line, COL_EVENT));
     etw_text_puts(t, " pid=");
-    if (val[COL_PID]) etw_text_put(t, val[COL_PID], vlen[COL_PID]);
-    if (val[COL_PROCESS]) {
+    etw_text_put(t, line + sp->off[COL_PID], sp->len[COL_PID]);
+    if (sp->len[COL_PROCESS]) {
         etw_text_puts(t, " process=");
-        text_value(t, val[COL_PROCESS], vlen[COL_PROCESS]);
+        text_value(t, SPAN(rd, line, COL_PROCESS));
     }
     etw_text_puts(t, " tid=");
-    if (val[COL_TID]) etw_text_put(t, val[COL_TID], vlen[COL_TID]);
-    size_t fp = 0;
-    while (fields && etw_jscan_next_member(fields, flen, &fp, &m)) {
-        if (rd->opt.nfields && !field_wanted(rd, &m)) continue;
-        etw_text_putc(t, ' ');
-        etw_text_put(t, m.key, m.key_len);
-        etw_text_putc(t, '=');
-        text_value(t, m.value, m.value_len);
+    etw_text_put(t, line + sp->off[COL_TID], sp->len[COL_TID]);
+    if (sp->complete) {
+        for (size_t i = 0; i < sp->n; i++) {
+            const etw_field_span *f = &sp->fields[i];
+            if (rd->opt.nfields) {
+                etw_jmember m = {line + f->key_off + 1, f->key_len - 2, NULL, 0};
+                if (!field_wanted(rd, &m)) continue;
+            }
+            etw_text_putc(t, ' ');
+            text_value(t, line + f->key_off, f->key_len);
+            etw_text_putc(t, '=');
+            text_value(t, line + f->val_off, f->val_len);
+        }
+    } else {
+        const char *fields = line + sp->off[ETW_JK_FIELDS];
+        size_t flen = sp->len[ETW_JK_FIELDS], fp = 0;
+        etw_jmember m;
+        while (etw_jscan_next_member(fields, flen, &fp, &m)) {
+            if (rd->opt.nfields && !field_wanted(rd, &m)) continue;
+            etw_text_putc(t, ' ');
+            text_value(t, m.key - 1, m.key_len + 2);
+            etw_text_putc(t, '=');
+            text_value(t, m.value, m.value_len);
+        }
     }
-    if (stack) { /* a JSON array, as structs and arrays are shown */
+    if (sp->len[ETW_JK_STACK]) { /* a JSON array, as structs and arrays are shown */
         etw_text_puts(t, " stack=");
-        etw_text_put(t, stack, slen);
+        etw_text_put(t, line + sp->off[ETW_JK_STACK], sp->len[ETW_JK_STACK]);
     }
     static const int tail[] = {COL_MESSAGE, COL_ERROR, COL_RAW};
     for (size_t i = 0; i < sizeof tail / sizeof tail[0]; i++) {
         int k = tail[i];
-        if (!val[k]) continue;
+        if (!sp->len[k]) continue;
         etw_text_putc(t, ' ');
         etw_text_puts(t, fixed_names[k]);
         etw_text_putc(t, '=');
-        etw_text_put(t, val[k], vlen[k]);
+        etw_text_put(t, line + sp->off[k], sp->len[k]);
     }
     etw_text_putc(t, '\n');
 }
 
-static void render_csv(etw_renderer *rd, const etw_event *ev, const char *line, size_t len) {
+/* The column of a field named by its key as written (quotes excluded). */
+static long field_column(etw_renderer *rd, const char *k, size_t kn) {
+    if (!memchr(k, '\\', kn)) return find_field(rd, k, kn);
+    etw_text_clear(&rd->scratch);
+    etw_jscan_unescape(&rd->scratch, k - 1, kn + 2);
+    return find_field(rd, rd->scratch.data ? rd->scratch.data : "", rd->scratch.len);
+}
+
+/* Column c has a value in this row. */
+static void csv_set(etw_renderer *rd, size_t c, const char *v, size_t n) {
+    if (!rd->cell[c]) rd->set[rd->nset++] = c;
+    rd->cell[c] = v;
+    rd->cell_len[c] = n;
+}
+
+static void render_csv(etw_renderer *rd, const etw_event *ev, const char *line) {
     etw_text *t = &rd->out;
-    for (size_t i = 0; i < rd->ncols; i++) {
-        rd->cell[i] = NULL;
-        rd->cell_len[i] = 0;
+    const etw_json_spans *sp = &rd->sp;
+    rd->nset = 0;
+    for (int k = 0; k < NFIXED; k++) {
+        size_t c = rd->col_of_fixed[k];
+        if (c == (size_t)-1 || (!sp->len[k] && k != COL_TIME)) continue;
+        csv_set(rd, c, k == COL_TIME ? "" : line + sp->off[k], sp->len[k]);
     }
-    size_t col_of_fixed[NFIXED];
-    for (int k = 0; k < NFIXED; k++) col_of_fixed[k] = (size_t)-1;
-    for (size_t i = 0; i < rd->ncols; i++)
-        if (rd->cols[i].fixed >= 0) col_of_fixed[rd->cols[i].fixed] = i;
-    size_t pos = 0;
-    etw_jmember m;
-    while (etw_jscan_next_member(line, len, &pos, &m)) {
-        int k = fixed_index(&m);
-        if (k >= 0 && col_of_fixed[k] != (size_t)-1) {
-            rd->cell[col_of_fixed[k]] = m.value;
-            rd->cell_len[col_of_fixed[k]] = m.value_len;
-        } else if (k < 0 && etw_jscan_key_is(m.key, m.key_len, "fields", 6)) {
+    if (sp->complete) {
+        for (size_t i = 0; i < sp->n; i++) {
+            const etw_field_span *f = &sp->fields[i];
+            long c = field_column(rd, line + f->key_off + 1, f->key_len - 2);
+            if (c >= 0) csv_set(rd, (size_t)c, line + f->val_off, f->val_len);
+        }
+    } else {
+        const char *fields = line + sp->off[ETW_JK_FIELDS];
+        size_t flen = sp->len[ETW_JK_FIELDS], fp = 0;
+        etw_jmember f;
+        while (etw_jscan_next_member(fields, flen, &fp, &f)) {
+            long c = field_column(rd, f.key, f.key_len);
+            if (c >= 0) csv_set(rd, (size_t)c, f.value, f.value_len);
+        }
+    }
+    /* the set columns in column order (few: insertion sort), the empty
+     * ones between them as runs of commas */
+    size_t *set = rd->set;
+    for (size_t i = 1; i < rd->nset; i++) {
+        size_t v = set[i], j = i;
+        while (j > 0 && set[j - 1] > v) {
+            set[j] = set[j - 1];
+            j--;
+        }
+        set[j] = v;
+    }
+    size_t next = 0; /* the column the text has reached */
+    for (size_t i = 0; i < rd->nset; i++) {
+        size_t c = set[i];
+        etw_text_put(t, rd->commas, c - next); /* a comma before every column after the first */
+        next = c;
+        if (rd->cols[c].fixed == COL_TIME)
+            time_text(rd, t, ev->timestamp, 0); /* in the chosen form, never quoted */
+        else
+            csv_cell(rd, t, rd->cell[c], rd->cell_len[c]);
+        rd->cell[c] = NULL;
+    }
+    if (rd->ncols) etw_text_put(t, rd->commas, rd->ncols - 1 - next);
+    etw_text_puts(t, rd->opt.csv_lf ? "\n" : "\r\n");
+}
+
+/* ---- Timesketch ------------------------------------------------------------ */
+
+/* FILETIME of 1970-01-01T00:00:00Z */
+#define UNIX_EPOCH_FT INT64_C(116444736000000000)
+
+static void render_timesketch(etw_renderer *rd, const etw_event *ev, const char *line) {
+    etw_text *t = &rd->out;
+    const etw_json_spans *sp = &rd->sp;
+    etw_text_puts(t, "{\"message\":");
+    if (sp->len[COL_MESSAGE]) {
+        etw_text_put(t, line + sp->off[COL_MESSAGE], sp->len[COL_MESSAGE]);
+    } else {
+        /* PROVIDER/EVENT name=value ..., as the text format writes them */
+        etw_text *m = &rd->summary;
+        etw_text_clear(m);
+        if (sp->len[COL_PROVIDER]) text_name(m, SPAN(rd, line, COL_PROVIDER));
+        etw_text_putc(m, '/');
+        if (sp->len[COL_EVENT]) text_name(m, SPAN(rd, line, COL_EVENT));
+        if (sp->complete) {
+            for (size_t i = 0; i < sp->n; i++) {
+                const etw_field_span *f = &sp->fields[i];
+                etw_text_putc(m, ' ');
+                text_value(m, line + f->key_off, f->key_len);
+                etw_text_putc(m, '=');
+                text_value(m, line + f->val_off, f->val_len);
+            }
+        } else {
             size_t fp = 0;
             etw_jmember f;
-            while (etw_jscan_next_member(m.value, m.value_len, &fp, &f)) {
-                long c;
-                if (memchr(f.key, '\\', f.key_len)) {
-                    etw_text_clear(&rd->scratch);
-                    etw_jscan_unescape(&rd->scratch, f.key - 1, f.key_len + 2);
-                    c = find_field(rd, rd->scratch.data ? rd->scratch.data : "", rd->scratch.len);
-                } else {
-                    c = find_field(rd, f.key, f.key_len);
-                }
-                if (c >= 0) {
-                    rd->cell[c] = f.value;
-                    rd->cell_len[c] = f.value_len;
-                }
+            while (etw_jscan_next_member(line + sp->off[ETW_JK_FIELDS], sp->len[ETW_JK_FIELDS], &fp, &f)) {
+                etw_text_putc(m, ' ');
+                text_value(m, f.key - 1, f.key_len + 2);
+                etw_text_putc(m, '=');
+                text_value(m, f.value, f.value_len);
             }
         }
+        etw_text_json_utf8(t, m->data ? m->data : "", m->len);
     }
-    for (size_t i = 0; i < rd->ncols; i++) {
-        if (i) etw_text_putc(t, ',');
-        if (rd->cols[i].fixed == COL_TIME) {
-            /* the time in the chosen form, quoted only if it needed it (never) */
-            time_text(rd, t, ev->timestamp, 0);
-            continue;
+    /* datetime: microseconds and an explicit offset, the form every ISO 8601
+     * reader takes (the 7th fractional digit dropped) */
+    etw_text_puts(t, ",\"datetime\":");
+    size_t mark = t->len;
+    etw_text_putc(t, '"');
+    if (etw_text_filetime(t, ev->timestamp) == ETW_OK && t->len - mark >= 10) {
+        t->len -= 2; /* the 7th digit and the Z */
+        etw_text_puts(t, "+00:00\"");
+        int64_t d = ev->timestamp - UNIX_EPOCH_FT; /* timestamp >= 0 here: no overflow */
+        int64_t us = d >= 0 ? d / 10 : -((-d + 9) / 10);
+        etw_text_puts(t, ",\"timestamp\":");
+        etw_text_i64(t, us);
+    } else {
+        t->len = mark;
+        etw_text_puts(t, "null,\"timestamp\":null");
+    }
+    etw_text_puts(t, ",\"timestamp_desc\":\"Event Time\"");
+    for (int k = COL_FILE; k < NFIXED; k++) {
+        if (k == COL_MESSAGE || !sp->len[k]) continue;
+        etw_text_puts(t, ",\"");
+        etw_text_puts(t, fixed_names[k]);
+        etw_text_puts(t, "\":");
+        etw_text_put(t, line + sp->off[k], sp->len[k]);
+    }
+    if (sp->complete) {
+        for (size_t i = 0; i < sp->n; i++) {
+            const etw_field_span *f = &sp->fields[i];
+            if (rd->opt.nfields) {
+                etw_jmember m = {line + f->key_off + 1, f->key_len - 2, NULL, 0};
+                if (!field_wanted(rd, &m)) continue;
+            }
+            etw_text_puts(t, ",\"field_");
+            etw_text_put(t, line + f->key_off + 1, f->key_len - 1);
+            etw_text_putc(t, ':');
+            const char *v = line + f->val_off;
+            if (v[0] == '{' || v[0] == '[') etw_text_json_utf8(t, v, f->val_len);
+            else etw_text_put(t, v, f->val_len);
         }
-        csv_cell(rd, t, rd->cell[i], rd->cell_len[i]);
+    } else {
+        size_t fp = 0;
+        etw_jmember f;
+        while (etw_jscan_next_member(line + sp->off[ETW_JK_FIELDS], sp->len[ETW_JK_FIELDS], &fp, &f)) {
+            if (rd->opt.nfields && !field_wanted(rd, &f)) continue;
+            etw_text_puts(t, ",\"field_");
+            etw_text_put(t, f.key, f.key_len);
+            etw_text_puts(t, "\":");
+            if (f.value[0] == '{' || f.value[0] == '[') etw_text_json_utf8(t, f.value, f.value_len);
+            else etw_text_put(t, f.value, f.value_len);
+        }
     }
-    etw_text_puts(t, "\r\n");
+    etw_text_puts(t, "}\n");
+}
+
+/* ---- XML -------------------------------------------------------------------- */
+
+/* UTF-8 text (valid: it comes from our JSON) as XML character data or an
+ * attribute value: markup characters escaped, tab/LF/CR as references (an
+ * attribute keeps them), what XML 1.0 forbids as U+FFFD. */
+static void xml_text(etw_text *t, const char *s, size_t n) {
+    size_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        const char *rep = NULL;
+        size_t skip = 1;
+        if (c >= 0x20 && c != '&' && c != '<' && c != '>' && c != '"' && c != '\'' && c != 0xEF) continue;
+        switch (c) {
+        case '&': rep = "&amp;"; break;
+        case '<': rep = "&lt;"; break;
+        case '>': rep = "&gt;"; break;
+        case '"': rep = "&quot;"; break;
+        case '\'': rep = "&apos;"; break;
+        case '\t': rep = "&#9;"; break;
+        case '\n': rep = "&#10;"; break;
+        case '\r': rep = "&#13;"; break;
+        case 0xEF: /* U+FFFE, U+FFFF: EF BF BE, EF BF BF */
+            if (i + 2 < n && (unsigned char)s[i + 1] == 0xBF && ((unsigned char)s[i + 2] & 0xFE) == 0xBE) {
+                rep = "\xEF\xBF\xBD";
+                skip = 3;
+            }
+            break;
+        default: rep = "\xEF\xBF\xBD"; break; /* another control character */
+        }
+        if (!rep) continue;
+        etw_text_put(t, s + run, i - run);
+        etw_text_puts(t, rep);
+        i += skip - 1;
+        run = i + 1;
+    }
+    etw_text_put(t, s + run, n - run);
+}
+
+/* A JSON value as XML text: strings unescaped, null empty, the rest as
+ * written. */
+static void xml_value(etw_renderer *rd, etw_text *t, const char *v, size_t n) {
+    if (!v || !n || (n == 4 && !memcmp(v, "null", 4))) return;
+    if (v[0] != '"') {
+        xml_text(t, v, n);
+        return;
+    }
+    if (!memchr(v, '\\', n)) {
+        xml_text(t, v + 1, n - 2);
+        return;
+    }
+    etw_text *sc = &rd->scratch;
+    etw_text_clear(sc);
+    etw_jscan_unescape(sc, v, n);
+    xml_text(t, sc->data ? sc->data : "", sc->len);
+}
+
+/* A JSON string holding a GUID as "{GUID}" in upper case. */
+static void xml_guid(etw_text *t, const char *v, size_t n) {
+    etw_text_putc(t, '{');
+    for (size_t i = 1; i + 1 < n; i++) {
+        char c = v[i];
+        etw_text_putc(t, c >= 'a' && c <= 'f' ? (char)(c - 'a' + 'A') : c);
+    }
+    etw_text_putc(t, '}');
+}
+
+static void xml_element(etw_text *t, const char *name, const char *v, size_t n) {
+    etw_text_putc(t, '<');
+    etw_text_puts(t, name);
+    etw_text_putc(t, '>');
+    etw_text_put(t, v, n);
+    etw_text_puts(t, "</");
+    etw_text_puts(t, name);
+    etw_text_putc(t, '>');
+}
+
+static void xml_data(etw_renderer *rd, etw_text *t, const char *key, size_t kn, const char *v, size_t vn) {
+    etw_text_puts(t, "<Data Name=\"");
+    xml_value(rd, t, key, kn);
+    etw_text_puts(t, "\">");
+    xml_value(rd, t, v, vn);
+    etw_text_puts(t, "</Data>");
+}
+
+static void render_xml(etw_renderer *rd, const etw_event *ev, const char *line) {
+    etw_text *t = &rd->out;
+    const etw_json_spans *sp = &rd->sp;
+    (void)ev;
+    etw_text_puts(t, "<Event xmlns=\"http://schemas.microsoft.com/win/2004/08/events/event\"><System>"
+                     "<Provider Name=\"");
+    xml_value(rd, t, SPAN(rd, line, COL_PROVIDER));
+    etw_text_puts(t, "\" Guid=\"");
+    xml_guid(t, SPAN(rd, line, COL_PROVIDER_GUID));
+    etw_text_puts(t, "\"/>");
+    xml_element(t, "EventID", SPAN(rd, line, COL_ID));
+    xml_element(t, "Version", SPAN(rd, line, COL_VERSION));
+    xml_element(t, "Level", SPAN(rd, line, COL_LEVEL));
+    xml_element(t, "Task", SPAN(rd, line, COL_TASK));
+    xml_element(t, "Opcode", SPAN(rd, line, COL_OPCODE));
+    etw_text_puts(t, "<Keywords>");
+    xml_value(rd, t, SPAN(rd, line, COL_KEYWORDS));
+    etw_text_puts(t, "</Keywords><TimeCreated SystemTime=\"");
+    xml_value(rd, t, SPAN(rd, line, COL_TIME));
+    etw_text_puts(t, "\"/><Correlation");
+    if (sp->len[COL_ACTIVITY]) {
+        etw_text_puts(t, " ActivityID=\"");
+        xml_guid(t, SPAN(rd, line, COL_ACTIVITY));
+        etw_text_putc(t, '"');
+    }
+    if (sp->len[COL_RELATED]) {
+        etw_text_puts(t, " RelatedActivityID=\"");
+        xml_guid(t, SPAN(rd, line, COL_RELATED));
+        etw_text_putc(t, '"');
+    }
+    etw_text_puts(t, "/><Execution");
+    if (sp->len[COL_PID] && line[sp->off[COL_PID]] != '-') {
+        etw_text_puts(t, " ProcessID=\"");
+        etw_text_put(t, SPAN(rd, line, COL_PID));
+        etw_text_putc(t, '"');
+    }
+    if (sp->len[COL_TID] && line[sp->off[COL_TID]] != '-') {
+        etw_text_puts(t, " ThreadID=\"");
+        etw_text_put(t, SPAN(rd, line, COL_TID));
+        etw_text_putc(t, '"');
+    }
+    etw_text_puts(t, " ProcessorID=\"");
+    etw_text_put(t, SPAN(rd, line, COL_CPU));
+    etw_text_puts(t, "\"/><Channel/><Computer/></System><EventData>");
+    if (sp->complete) {
+        for (size_t i = 0; i < sp->n; i++) {
+            const etw_field_span *f = &sp->fields[i];
+            if (rd->opt.nfields) {
+                etw_jmember m = {line + f->key_off + 1, f->key_len - 2, NULL, 0};
+                if (!field_wanted(rd, &m)) continue;
+            }
+            xml_data(rd, t, line + f->key_off, f->key_len, line + f->val_off, f->val_len);
+        }
+    } else {
+        size_t fp = 0;
+        etw_jmember f;
+        while (etw_jscan_next_member(line + sp->off[ETW_JK_FIELDS], sp->len[ETW_JK_FIELDS], &fp, &f)) {
+            if (rd->opt.nfields && !field_wanted(rd, &f)) continue;
+            xml_data(rd, t, f.key - 1, f.key_len + 2, f.value, f.value_len);
+        }
+    }
+    etw_text_puts(t, "</EventData>");
+    if (sp->len[COL_MESSAGE]) {
+        etw_text_puts(t, "<RenderingInfo Culture=\"\"><Message>");
+        xml_value(rd, t, SPAN(rd, line, COL_MESSAGE));
+        etw_text_puts(t, "</Message></RenderingInfo>");
+    }
+    etw_text_puts(t, "</Event>\n");
+}
+
+etw_status etw_renderer_footer(etw_renderer *rd, const char **out, size_t *len) {
+    if (!rd || !out || !len) return ETW_E_INVALID_ARG;
+    *out = rd->opt.format == ETW_RENDER_XML ? "</Events>\n" : "";
+    *len = strlen(*out);
+    return ETW_OK;
 }
 
 etw_status etw_renderer_event(etw_renderer *rd, const etw_reader *r, const etw_event *ev, const char **out,
@@ -623,12 +940,33 @@ etw_status etw_renderer_event(etw_renderer *rd, const etw_reader *r, const etw_e
     }
     const char *line;
     size_t n;
-    etw_status s = etw_json_event(rd->json, r, ev, &line, &n);
-    if (s != ETW_OK) return s;
+    etw_status s;
+    if (rd->opt.format == ETW_RENDER_JSON) {
+        s = etw_json_event(rd->json, r, ev, &line, &n);
+    } else {
+        for (;;) {
+            rd->sp.fields = rd->spans;
+            rd->sp.no_time = rd->opt.format != ETW_RENDER_XML; /* the others write the time themselves */
+            rd->sp.cap = rd->spans ? rd->sp.cap : 0;
+            s = etw_json_event_spans(rd->json, r, ev, &line, &n, &rd->sp);
+            if (s != ETW_OK || !rd->sp.schema || rd->sp.complete || rd->sp.n < rd->sp.cap) break;
+            /* more top-level fields than spans: grow (once per new maximum), write again */
+            size_t nc = rd->sp.cap ? rd->sp.cap * 2 : 64;
+            if (nc < rd->sp.schema->top_count) nc = rd->sp.schema->top_count;
+            etw_field_span *ns = etw_calloc(&rd->alloc, nc, sizeof *ns);
+            if (!ns) return ETW_E_NOMEM;
+            etw_free(&rd->alloc, rd->spans);
+            rd->spans = ns;
+            rd->sp.cap = nc;
+        }
+        if (s != ETW_OK) return s;
+    }
     etw_text_clear(&rd->out);
     switch (rd->opt.format) {
-    case ETW_RENDER_TEXT: render_text(rd, ev, line, n); break;
-    case ETW_RENDER_CSV: render_csv(rd, ev, line, n); break;
+    case ETW_RENDER_TEXT: render_text(rd, ev, line); break;
+    case ETW_RENDER_CSV: render_csv(rd, ev, line); break;
+    case ETW_RENDER_TIMESKETCH: render_timesketch(rd, ev, line); break;
+    case ETW_RENDER_XML: render_xml(rd, ev, line); break;
     default: render_json(rd, ev, line, n); break;
     }
     s = etw_text_status(&rd->out);

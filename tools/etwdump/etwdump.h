@@ -57,6 +57,8 @@ typedef struct options {
     int stats;
     int schemas;
     int raw;
+    int csv_lf;        /* --csv-eol lf */
+    int int64_as_string; /* --int64-as-string */
     int file_order;
     int no_map;     /* etw_reader_options.no_map: 1 unless --map */
     int quiet;

@@ -69,7 +69,9 @@ static void walk(const char *dir, int depth, name_list *out, int quiet, int *ski
         size_t n = strlen(dir) + strlen(e->d_name) + 2;
         char *p = malloc(n);
         if (!p) break;
-        snprintf(p, n, "%s/%s", dir, e->d_name);
+        /* "dir/" as given: no second slash ("dir//a.etl" in "file") */
+        size_t dl = strlen(dir);
+        snprintf(p, n, "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", e->d_name);
         if (!list_add(&here, p)) {
             free(p);
             break;

@@ -23,8 +23,13 @@ static const char usage_text[] =
     "\n"
     "options:\n"
     "  --format FMT         json (the contract, default), text (one readable line\n"
-    "                       per event) or csv (RFC 4180, a header row, one column\n"
-    "                       per field name)\n"
+    "                       per event), csv (RFC 4180, a header row, one column\n"
+    "                       per field name), timesketch (Timesketch/plaso JSONL:\n"
+    "                       message, datetime, timestamp, timestamp_desc, the\n"
+    "                       event's keys, payload fields as field_NAME) or xml\n"
+    "                       (<Events>, then one <Event> a line in the Windows\n"
+    "                       event schema's shape: System, EventData)\n"
+    "  --csv-eol EOL        line ends of csv: crlf (RFC 4180, default) or lf\n"
     "  --fields A,B,...     keep only these payload fields (repeatable)\n"
     "  --time FORM          utc (RFC 3339, default for json and csv), relative\n"
     "                       (seconds from the trace start, default for text) or\n"
@@ -91,6 +96,9 @@ static const char usage_text[] =
     "                       when that is a terminal, the input is over 4 MiB and\n"
     "                       the events do not go to a terminal too)\n"
     "  --raw                add \"raw\" (user data in hex) to every event\n"
+    "  --int64-as-string    payload integers beyond +-2^53 as strings (for readers\n"
+    "                       that parse numbers as doubles: JavaScript,\n"
+    "                       Elasticsearch); exact numbers otherwise\n"
     "  --file-order         keep the file's record order (no merge by time)\n"
     "  --map                read files in place through a mapping instead of\n"
     "                       with pread (less CPU for --stats on uncompressed\n"
@@ -260,6 +268,8 @@ int parse_args(int argc, char **argv, options *o) {
             o->messages = 1;
         } else if (!strcmp(a, "--raw")) {
             o->raw = 1;
+        } else if (!strcmp(a, "--int64-as-string")) {
+            o->int64_as_string = 1;
         } else if (!strcmp(a, "--file-order")) {
             o->file_order = 1;
         } else if (!strcmp(a, "--no-map")) {
@@ -279,8 +289,23 @@ int parse_args(int argc, char **argv, options *o) {
                 o->format = ETW_RENDER_TEXT;
             } else if (!strcmp(argv[i], "csv")) {
                 o->format = ETW_RENDER_CSV;
+            } else if (!strcmp(argv[i], "timesketch")) {
+                o->format = ETW_RENDER_TIMESKETCH;
+            } else if (!strcmp(argv[i], "xml")) {
+                o->format = ETW_RENDER_XML;
             } else {
-                fprintf(stderr, "etwdump: unknown format '%s' (known: json, text, csv)\n", argv[i]);
+                fprintf(stderr, "etwdump: unknown format '%s' (known: json, text, csv, timesketch, xml)\n",
+                        argv[i]);
+                return 0;
+            }
+        } else if (!strcmp(a, "--csv-eol")) {
+            if (++i >= argc) goto missing;
+            if (!strcmp(argv[i], "lf")) {
+                o->csv_lf = 1;
+            } else if (!strcmp(argv[i], "crlf")) {
+                o->csv_lf = 0;
+            } else {
+                fprintf(stderr, "etwdump: unknown --csv-eol '%s' (known: crlf, lf)\n", argv[i]);
                 return 0;
             }
         } else if (!strcmp(a, "--time")) {

@@ -59,6 +59,8 @@ int run_events(session *s) {
     ro.json.messages = o->messages;
     ro.fields = o->nfields ? o->fields : NULL;
     ro.nfields = (size_t)o->nfields;
+    ro.csv_lf = o->csv_lf;
+    ro.json.int64_as_string = o->int64_as_string;
     ro.time = o->time;
     ro.time_origin = s->origin;
     ro.utc_offset = local_offset;
@@ -122,6 +124,9 @@ int run_events(session *s) {
     }
     if (stopped) s->cut_short = 1;
     progress_end(pg);
+    if (!stopped && rc != EXIT_FATAL && etw_renderer_footer(rd, &text, &len) == ETW_OK && len &&
+        write_out(s->out, text, len) < 0)
+        rc = EXIT_FATAL; /* XML's closing tag, also after an interruption: the output stays well-formed */
     etw_renderer_free(rd);
     stack_source_free(src);
     etw_decoder_finish(s->dec);
@@ -182,6 +187,8 @@ static void render_options(const session *s, etw_decoder *dec, etw_render_option
     ro->json.messages = o->messages;
     ro->fields = o->nfields ? o->fields : NULL;
     ro->nfields = (size_t)o->nfields;
+    ro->csv_lf = o->csv_lf;
+    ro->json.int64_as_string = o->int64_as_string;
     ro->time = o->time;
     ro->time_origin = s->origin;
     ro->utc_offset = local_offset;
@@ -381,5 +388,14 @@ static int run_pipeline(session *s, par_run *pr) {
     }
     if (o->max_events && etw_pipeline_stats_get(p)->events_written >= o->max_events) s->cut_short = 1;
     etw_pipeline_free(p);
+    if (!pr->stopped && rc != EXIT_FATAL) {
+        /* XML's closing tag, also after an interruption: the output stays well-formed */
+        const char *ft;
+        size_t fl;
+        etw_renderer *fr;
+        if (etw_renderer_new(&fr, NULL, &ro) != ETW_OK) return out_of_memory();
+        if (etw_renderer_footer(fr, &ft, &fl) == ETW_OK && fl && write_out(s->out, ft, fl) < 0) rc = EXIT_FATAL;
+        etw_renderer_free(fr);
+    }
     return rc;
 }
