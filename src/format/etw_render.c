@@ -24,8 +24,8 @@ enum { COL_TIME, COL_FILE, COL_PROVIDER, COL_PROVIDER_GUID, COL_EVENT, COL_ID, C
        COL_OPCODE, COL_TASK, COL_CHANNEL, COL_KEYWORDS, COL_PID, COL_PROCESS, COL_TID, COL_CPU, COL_DATA_LEN,
        COL_ACTIVITY, COL_RELATED, COL_CONTAINER, COL_MESSAGE, COL_ERROR, COL_RAW, NFIXED };
 /* the spans of etw_json_spans.h are indexed by the same numbers */
-_Static_assert(COL_PID == ETW_JK_PID && COL_PROCESS == ETW_JK_PROCESS && COL_RAW == ETW_JK_RAW &&
-                   NFIXED == ETW_JK_FIELDS,
+_Static_assert((int)COL_PID == (int)ETW_JK_PID && (int)COL_PROCESS == (int)ETW_JK_PROCESS &&
+                   (int)COL_RAW == (int)ETW_JK_RAW && (int)NFIXED == (int)ETW_JK_FIELDS,
                "render columns and JSON spans disagree");
 static const char *const fixed_names[NFIXED] = {
     "time", "file", "provider", "provider_guid", "event", "id", "version", "level", "opcode", "task",
