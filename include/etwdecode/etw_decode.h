@@ -27,7 +27,9 @@
  * property or element is UNSUPPORTED and the enumeration ends.
  *
  * Every read is bounded by the payload; strings and binaries are borrowed
- * (data/size point into the event's user data). Nothing is allocated: the
+ * (data/size point into the event's user data; the one exception is an
+ * ETW_PROP_BITS value, which takes no payload byte: its data is one byte of
+ * the library's own, valid for the life of the program). Nothing is allocated: the
  * cursor holds a fixed-depth stack, and count/length references are read
  * from a caller-supplied scratch array of at least schema->prop_count
  * entries (the etw_decoder supplies one sized to its largest schema).
