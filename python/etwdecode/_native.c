@@ -1063,20 +1063,17 @@ typedef struct py_pick_ctx {
 } py_pick_ctx;
 
 /* etwdump's --profile selection (tools/etwdump/profile.c): CPU samples
- * with PerfView's idle filter, or the selected events. */
+ * (the profile never offers an idle one), or the selected events. */
 static int py_pick(void *ctx, const etw_event *ev, const etw_schema *sc, uint32_t pid, uint32_t tid,
                    double *weight) {
     py_pick_ctx *c = ctx;
     (void)pid;
+    (void)tid;
     int cpu = etw_guid_equal(&ev->provider, &k_perfinfo) && ev->opcode == 46;
     if (!c->by_event && !cpu) return 0;
     int sel = c->filter ? etw_filter_match(c->filter, c->dec, ev, NULL) : 1;
     if (sel < 0) c->oom = 1;
     if (sel <= 0) return 0;
-    if (cpu && !c->by_event && tid == 0) {
-        double reserved = 0;
-        if (!field_number(c->dec, ev, sc, "Reserved", &reserved) || ((uint64_t)reserved & 3) == 0) return 0;
-    }
     *weight = 1.0;
     if (c->weight && !field_number(c->dec, ev, sc, c->weight, weight)) return 0;
     return 1;

@@ -58,12 +58,12 @@ typedef struct pick_ctx {
     int oom;
 } pick_ctx;
 
-/* etw_profile_sample_fn: the selection options decide. CPU samples keep
- * PerfView's idle filter (docs/stacks.md: a sample of thread 0 is idle
- * unless the low bits of Reserved say NonProcess). */
+/* etw_profile_sample_fn: the selection options decide (the profile never
+ * offers an idle sample: PerfView's idle filter is its own). */
 static int pick(void *ctx, const etw_event *ev, const etw_schema *sc, uint32_t pid, uint32_t tid, double *weight) {
     pick_ctx *c = ctx;
     (void)pid;
+    (void)tid;
     int cpu = etw_guid_equal(&ev->provider, &perfinfo_guid) && ev->opcode == PERFINFO_SAMPLE;
     if (!c->by_event && !cpu) {
         /* still shown to the filter: it learns the names it reports */
@@ -73,10 +73,6 @@ static int pick(void *ctx, const etw_event *ev, const etw_schema *sc, uint32_t p
     int sel = etw_filter_match(c->s->filter, c->s->dec, ev, NULL);
     if (sel < 0) c->oom = 1;
     if (sel <= 0) return 0;
-    if (cpu && !c->by_event && tid == 0) {
-        double reserved = 0;
-        if (!field_number(c->s->dec, ev, sc, "Reserved", &reserved) || ((uint64_t)reserved & 3) == 0) return 0;
-    }
     *weight = 1.0;
     if (c->s->o->weight && !field_number(c->s->dec, ev, sc, c->s->o->weight, weight)) return 0;
     return 1;
