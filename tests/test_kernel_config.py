@@ -12,8 +12,15 @@ read twice: by etwdump (the layout of src/source/etw_kernel_sysconfig.c) and
 here from the event's raw bytes with struct, following the layouts of
 shared/docs/kernel/kernel-mof.md section 5. Every other SystemConfig event
 decodes whole; only types 36 and 37, which no public source describes, keep
-an error. Prints "N passed, N failed".
+an error.
+
+KernelTraceControl's WinSat records of SelfDescribingSingleEvent.etl (PerfView's
+test trace): the XML the library decompresses (LZNT1) and its terminating
+NUL have exactly the UncompressedLength the payload states, in UTF-16 bytes
+(1052, 2348, 17888, as kernel-mof.md's correction measured), parses with Python's XML parser, and
+its root element is the event's name. Prints "N passed, N failed".
 """
+import xml.etree.ElementTree as ET
 import json
 import os
 import struct
@@ -108,6 +115,28 @@ check(ci["fields"] == {"CodeIntegrityInfo": struct.unpack("<I", bytes.fromhex(ci
 tc = by_event["SystemConfig/TelemetryConfiguration"][0]
 check(tc["fields"] == {"MachineId": str(uuid.UUID(bytes_le=bytes.fromhex(tc["raw"])))},
       "TelemetryConfiguration %r" % tc["fields"])
+
+# WinSat: u32 State, u32 UncompressedLength, LZNT1-compressed UTF-16 XML
+winsat = events("--event", "WinSat/*", os.path.join(DATA, "SelfDescribingSingleEvent.etl"))
+check([e["event"] for e in winsat] == ["WinSat/WinSPR", "WinSat/Metrics", "WinSat/SystemConfig"],
+      "three WinSat events: %r" % [e["event"] for e in winsat])
+for e, size in zip(winsat, (1052, 2348, 17888)):
+    f = e["fields"]
+    b = bytes.fromhex(e["raw"])
+    check(e["provider"] == "KernelTraceControl" and "error" not in e, "%s: %r" % (e["event"], e.get("error")))
+    check((f["State"], f["UncompressedLength"]) == struct.unpack_from("<II", b), "%s header" % e["event"])
+    xml = f.get("Xml", "")
+    # the stated length counts the text's terminating NUL, which ends the string
+    check(len(xml.encode("utf-16le")) + 2 == f["UncompressedLength"] == size,
+          "%s: %d UTF-16 bytes of XML + NUL, %d stated" % (e["event"], len(xml.encode("utf-16le")), size))
+    try:
+        root = ET.fromstring(xml).tag
+    except ET.ParseError as err:
+        root = "not XML: %s" % err
+    check(root == e["event"].split("/")[1], "%s root element %r" % (e["event"], root))
+spr = ET.fromstring(winsat[0]["fields"]["Xml"])
+check(spr.findtext("SystemScore") == "8" and spr.findtext("MemoryScore") == "9.2",
+      "WinSPR scores %r %r" % (spr.findtext("SystemScore"), spr.findtext("MemoryScore")))
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
