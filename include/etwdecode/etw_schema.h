@@ -127,7 +127,11 @@ typedef enum etw_outtype {
     ETW_OUTTYPE_CODE_POINTER = 37,
     ETW_OUTTYPE_DATETIME_UTC = 38,
     ETW_OUTTYPE_REDUCEDSTRING = 300,
-    ETW_OUTTYPE_NOPRINT = 301
+    ETW_OUTTYPE_NOPRINT = 301,
+    /* etwdecode's own, never in a TDH schema: a BINARY that is LZNT1-compressed
+     * UTF-16LE text, which the writers show decompressed as a string
+     * (KernelTraceControl WinSat's XML; src/common/etw_lznt1.h) */
+    ETW_OUTTYPE_LZNT1_UTF16 = 0x7F01
 } etw_outtype;
 
 /* Property flags. The low eight bits equal tdh.h PROPERTY_FLAGS so that
