@@ -64,6 +64,9 @@ typedef struct options {
     int quiet;
     int verbose;    /* --verbose: every problem of the -m folders' manifests */
     int no_progress;
+    int with_file;      /* -H: "file" on every event, also of one input */
+    int time_trace;     /* --time trace: local times in the trace header's zone */
+    int split_by_event; /* --split-by event: one output file per event kind in -o DIR */
     unsigned long long max_events;
     etw_render_format format;
     int format_given;  /* --format was on the command line (--stats: json vs the table) */
@@ -102,6 +105,7 @@ typedef struct session {
     diag_ctx *dc;
     int64_t origin;      /* FILETIME of the earliest log-file header: "0 s" */
     int several;         /* more than one file is read */
+    int with_file;       /* several or -H: the events say their "file" */
     int par_problems;    /* --stats -j N: the decoders reported problems */
     int cut_short;       /* the run stopped before the end (-n reached, a closed pipe) */
     int saw_stacks;      /* --stats: a StackWalk event was read (CPU samples by module follow) */

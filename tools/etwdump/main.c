@@ -165,6 +165,7 @@ int main(int argc, char **argv) {
         s.out = out;
         s.dc = &dc;
         s.several = etw_multi_count(m) > 1;
+        s.with_file = s.several || o.with_file;
         /* "0 s" is the earliest session start (the earliest log-file header) */
         for (size_t i = 0; i < etw_multi_count(m); i++) {
             const etw_reader *r = etw_multi_reader(m, i);
