@@ -85,6 +85,7 @@ typedef struct options {
 } options;
 
 typedef struct manifests manifests;
+typedef struct field_check field_check;
 
 typedef struct diag_ctx {
     const char *path;    /* the file being opened */
@@ -109,6 +110,7 @@ typedef struct session {
     int par_problems;    /* --stats -j N: the decoders reported problems */
     int cut_short;       /* the run stopped before the end (-n reached, a closed pipe) */
     int saw_stacks;      /* --stats: a StackWalk event was read (CPU samples by module follow) */
+    field_check *fields_seen; /* --fields: the names the selected events had (NULL: none) */
 } session;
 
 /* options.c: the command line. Returns 1 when o is filled, 0 on a usage error
@@ -134,6 +136,18 @@ etw_filter *build_filter(const options *o);
  * name or glob (and their --exclude- forms) that matched no event name,
  * with the nearest names seen. */
 void report_unmatched(const options *o, const etw_filter *f);
+
+/* fieldcheck.c: which --fields names the selected events' schemas have
+ * (a warning at the end for those none had). NULL without --fields (every
+ * call then does nothing) or out of memory (no warning). */
+field_check *field_check_new(const options *o);
+void field_check_free(field_check *fc);
+/* A selected event (its schema looked at once). */
+void field_check_event(field_check *fc, etw_decoder *dec, const etw_event *ev);
+/* Add what from saw to into (-j: each worker has its own). */
+void field_check_merge(field_check *into, const field_check *from);
+/* One line on stderr per --fields name no selected event had. */
+void field_check_report(const field_check *fc);
 
 /* output.c: the selected events in the chosen format. */
 int run_events(session *s);

@@ -173,13 +173,19 @@ int main(int argc, char **argv) {
             if (i == 0 || t < s.origin) s.origin = t;
         }
         etw_filter_set_origin(filter, s.origin);
+        int events_run = !o.profile && !o.stats && !o.schemas;
+        if (events_run) s.fields_seen = field_check_new(&o);
         int r2 = o.profile   ? run_profile(&s)
                  : o.stats   ? run_stats(&s)
                  : o.schemas ? run_schemas(&s)
                  : parallel  ? run_events_parallel(&s)
                              : run_events(&s);
         if (r2 > rc) rc = r2;
-        if ((r2 == EXIT_CLEAN || r2 == EXIT_SKIPPED) && !s.cut_short && !o.quiet) report_unmatched(&o, filter);
+        if ((r2 == EXIT_CLEAN || r2 == EXIT_SKIPPED) && !s.cut_short && !o.quiet) {
+            report_unmatched(&o, filter);
+            field_check_report(s.fields_seen);
+        }
+        field_check_free(s.fields_seen);
         if (rc == EXIT_CLEAN && skipped) rc = EXIT_SKIPPED;
     }
     int fr = flush_out(out);

@@ -132,6 +132,7 @@ int run_events(session *s) {
         if (!sel || (o->no_manifest_events && etw_decoder_is_manifest_event(&ev))) continue;
         if (s->several) etw_renderer_set_file(rd, etw_multi_name(s->m, file));
         tz.offset = bias_offset(etw_multi_reader(s->m, file));
+        field_check_event(s->fields_seen, s->dec, &ev);
         if (etw_renderer_event(rd, etw_multi_reader(s->m, file), &ev, &text, &len) != ETW_OK) {
             rc = out_of_memory();
             break;
@@ -199,6 +200,7 @@ typedef struct par_worker {
     etw_filter *filter;
     etw_renderer *rd;
     trace_zone tz; /* --time trace: the offset of the event's file */
+    field_check *fc; /* --fields: the names this worker's events had */
 } par_worker;
 
 static void render_options(const session *s, etw_decoder *dec, etw_render_options *ro, trace_zone *tz) {
@@ -233,7 +235,9 @@ static void *par_worker_new(void *ctx, etw_decoder *dec) {
     if (!w) return NULL;
     etw_render_options ro;
     render_options(pr->s, dec, &ro, &w->tz);
+    w->fc = field_check_new(pr->s->o);
     if (!(w->filter = build_filter(pr->s->o)) || etw_renderer_new(&w->rd, NULL, &ro) != ETW_OK) {
+        field_check_free(w->fc);
         etw_filter_free(w->filter);
         free(w);
         return NULL;
@@ -248,6 +252,8 @@ static void par_worker_free(void *ctx, void *state) {
     /* on the calling thread: what each worker's filter saw, added up (out
      * of memory: fewer names to suggest, never a value wrongly unmatched) */
     etw_filter_merge_names(pr->s->filter, w->filter);
+    field_check_merge(pr->s->fields_seen, w->fc);
+    field_check_free(w->fc);
     etw_renderer_free(w->rd);
     etw_filter_free(w->filter);
     free(w);
@@ -277,6 +283,7 @@ static etw_status par_render(void *ctx, void *state, etw_decoder *dec, const etw
     size_t file = s->several ? etw_pipeline_event_file(pr->p, dec) : 0;
     if (s->with_file) etw_renderer_set_file(w->rd, pr->names[file]);
     w->tz.offset = bias_offset(pr->readers[file]);
+    field_check_event(w->fc, dec, ev);
     const char *text;
     size_t len;
     etw_status st = etw_renderer_event(w->rd, pr->readers[file], ev, &text, &len);
