@@ -149,6 +149,19 @@ void field_check_merge(field_check *into, const field_check *from);
 /* One line on stderr per --fields name no selected event had. */
 void field_check_report(const field_check *fc);
 
+/* output.c: --time trace, the renderers' utc_offset context: the offset
+ * of the file of the event about to be rendered (set before each). */
+typedef struct trace_zone {
+    long offset; /* seconds east of UTC */
+} trace_zone;
+/* Set tz (a trace_zone) from r's log-file header bias. */
+void trace_zone_set(void *tz, const etw_reader *r);
+
+/* split.c: --split-by event, one file per event kind in the -o directory
+ * (the comment at its top says how); ro: the run's render options. Run by
+ * run_events on one thread. */
+int run_split(session *s, const etw_render_options *ro);
+
 /* output.c: the selected events in the chosen format. */
 int run_events(session *s);
 

@@ -135,7 +135,7 @@ int main(int argc, char **argv) {
         return EXIT_FATAL;
     }
     FILE *out = stdout;
-    if (o.output && !(out = fopen(o.output, "wb"))) {
+    if (o.output && !o.split_by_event && !(out = fopen(o.output, "wb"))) {
         fprintf(stderr, "etwdump: %s: %s\n", o.output, strerror(errno));
         manifests_free(dc.mf);
         etw_multi_free(m);

@@ -559,6 +559,21 @@ int parse_args(int argc, char **argv, options *o) {
         fputs(usage_text, stderr);
         return 0;
     }
+    if (o->split_by_event) {
+        const char *other = o->stats     ? "--stats"
+                            : o->schemas ? "--schemas"
+                            : o->profile ? "--profile"
+                            : o->stacks  ? "--stacks"
+                                         : NULL;
+        if (other) {
+            fprintf(stderr, "etwdump: --split-by writes the events into files by kind: not with %s\n", other);
+            return 0;
+        }
+        if (!o->output) {
+            fprintf(stderr, "etwdump: --split-by event needs -o DIR, the directory of the files\n");
+            return 0;
+        }
+    }
     if (o->stats && o->schemas) {
         fprintf(stderr, "etwdump: --stats and --schemas: one summary at a time\n");
         return 0;

@@ -18,10 +18,6 @@
  * set before each event. The bias is TIME_ZONE_INFORMATION.Bias alone:
  * daylight saving time is not applied (the header does not say whether
  * the recording machine was in it). */
-typedef struct trace_zone {
-    long offset; /* seconds east of UTC */
-} trace_zone;
-
 static long trace_offset(void *ctx, int64_t ft) {
     (void)ft;
     return ((const trace_zone *)ctx)->offset;
@@ -30,6 +26,8 @@ static long trace_offset(void *ctx, int64_t ft) {
 static long bias_offset(const etw_reader *r) {
     return -(long)etw_reader_logfile(r)->timezone_bias * 60;
 }
+
+void trace_zone_set(void *tz, const etw_reader *r) { ((trace_zone *)tz)->offset = bias_offset(r); }
 
 /* --time local: this machine's offset from UTC at that instant (TZ rules). */
 static long local_offset(void *ctx, int64_t ft) {
@@ -85,6 +83,7 @@ int run_events(session *s) {
     trace_zone tz = {0};
     ro.utc_offset = o->time_trace ? trace_offset : local_offset;
     ro.utc_offset_ctx = &tz;
+    if (o->split_by_event) return run_split(s, &ro);
     stack_source *src = NULL;
     if (o->stacks) { /* the first pass: every event's stack */
         int sr = stack_source_build(s, &src);
@@ -168,7 +167,7 @@ int run_events(session *s) {
 
 int parallel_run(const options *o, etw_multi *m) {
     /* --stacks and --profile: the profile reads the trace in order, on one thread */
-    if (o->schemas || o->stacks || o->profile) return 0;
+    if (o->schemas || o->stacks || o->profile || o->split_by_event) return 0;
     int several = etw_multi_count(m) > 1;
     /* --stats: -j 1, -n (the reader's counts where it stops) and several
      * files stay in scan() */
