@@ -13,8 +13,8 @@
 #include "etwdump.h"
 
 #define SEEN_SLOTS 256       /* schema ids already looked at (direct-mapped) */
-#define NAMES_MAX 512        /* distinct field names kept for suggestions */
-#define NAMES_BYTES 16384
+#define NAMES_MAX 4096       /* distinct field names kept for suggestions */
+#define NAMES_BYTES 131072
 
 struct field_check {
     const options *o;
@@ -23,6 +23,8 @@ struct field_check {
     uint32_t seen[SEEN_SLOTS]; /* schema id + 1; 0: empty */
     const char *names[NAMES_MAX];
     size_t nnames;
+    int overflow; /* a name did not fit: no suggestions (they would depend
+                   * on which names came first, so differ with -j) */
     char arena[NAMES_BYTES];
     size_t used;
 };
@@ -48,7 +50,10 @@ static void remember(field_check *fc, const char *name) {
     for (size_t i = 0; i < fc->nnames; i++)
         if (!strcmp(fc->names[i], name)) return;
     size_t n = strlen(name) + 1;
-    if (fc->nnames == NAMES_MAX || n > sizeof fc->arena - fc->used) return;
+    if (fc->nnames == NAMES_MAX || n > sizeof fc->arena - fc->used) {
+        fc->overflow = 1;
+        return;
+    }
     memcpy(fc->arena + fc->used, name, n);
     fc->names[fc->nnames++] = fc->arena + fc->used;
     fc->used += n;
@@ -74,6 +79,7 @@ void field_check_merge(field_check *into, const field_check *from) {
     for (int i = 0; i < from->o->nfields; i++)
         if (is_found(from, i)) mark(into, i);
     for (size_t i = 0; i < from->nnames; i++) remember(into, from->names[i]);
+    if (from->overflow) into->overflow = 1;
 }
 
 /* Edit distance, ASCII case-insensitive, the names cut at 63 bytes. */
@@ -110,16 +116,17 @@ void field_check_report(const field_check *fc) {
         if (again) continue;
         fprintf(stderr, "etwdump: --fields '%s' matched no field of the selected events", o->fields[i]);
         /* the three nearest names seen, when near: at most half the name's
-         * length in edits */
+         * length in edits; ties in name order, so that the same names give
+         * the same line whatever order they were seen in (-j) */
         const char *best[3] = {NULL, NULL, NULL};
         int bd[3] = {0, 0, 0};
         int limit = (int)strlen(o->fields[i]) / 2;
         if (limit < 1) limit = 1;
-        for (size_t k = 0; k < fc->nnames; k++) {
+        for (size_t k = 0; k < fc->nnames && !fc->overflow; k++) {
             int d = distance(o->fields[i], fc->names[k]);
             if (d > limit) continue;
             for (int b = 0; b < 3; b++)
-                if (!best[b] || d < bd[b]) {
+                if (!best[b] || d < bd[b] || (d == bd[b] && strcmp(fc->names[k], best[b]) < 0)) {
                     for (int m = 2; m > b; m--) best[m] = best[m - 1], bd[m] = bd[m - 1];
                     best[b] = fc->names[k];
                     bd[b] = d;
