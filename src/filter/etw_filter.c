@@ -483,7 +483,9 @@ etw_status etw_filter_add(etw_filter *f, etw_filter_key key, const char *value, 
         int64_t t;
         int rel;
         if (etw_filter_parse_time(v, &t, &rel) != ETW_OK) {
-            if (why) *why = "expected an RFC 3339 time (2021-09-09T12:59:35Z) or seconds from the trace start (12.5)";
+            if (why)
+                *why = "expected an RFC 3339 time (2021-09-09T12:59:35Z), '2021-09-09 12:59:35' (UTC), a date "
+                       "(2021-09-09) or a time from the trace start (12.5, 3s, 250ms, 2m)";
             return ETW_E_INVALID_ARG;
         }
         if (key == ETW_FILTER_SINCE) {
