@@ -5,6 +5,8 @@
  *   inputs.c    files and directories -> the traces to read (etw_multi)
  *   filter.c    selection options -> etw_filter
  *   output.c    the selected events as JSON, text or CSV (etw_render)
+ *   split.c     --split-by event: one output file per event kind
+ *   fieldcheck.c  the --fields names no selected event had
  *   stats.c     --stats and --schemas
  *   profile.c   --profile and --stacks (the profile stage, etw_profile.h)
  *   progress.c  the progress line, Ctrl-C and broken pipes
