@@ -119,3 +119,14 @@ def logfile(path):
     freq, start = struct.unpack_from("<qq", d, body + base)
     clock, = struct.unpack_from("<I", d, body + base + 0x10)
     return start, freq, clock, raw
+
+
+def timezone_bias(path):
+    """The log-file header's TimeZone.Bias (minutes, positive west of UTC) of a 64- or 32-bit header:
+    TRACE_LOGFILE_HEADER has 0x38 bytes of fixed fields, then the LoggerName and LogFileName
+    pointers, then TIME_ZONE_INFORMATION, whose first member is Bias (a LONG)."""
+    d = open(path, "rb").read()
+    p = BUFFER_HEADER
+    psize = 8 if d[p + 2] == 0x02 else 4
+    bias, = struct.unpack_from("<i", d, p + 0x20 + 0x38 + 2 * psize)
+    return bias

@@ -159,8 +159,17 @@ def event_record(ev, pointer_size=8, raw_base=0):
                        _guid(ev.get("activity_id", uuid.UUID(int=0)))) + payload  # 0x40 ActivityId
 
 
+def time_zone(bias=0, standard_bias=0, daylight_bias=0):
+    """RTL_TIME_ZONE_INFORMATION (0xAC bytes): Bias, StandardName[32], StandardDate, StandardBias,
+    DaylightName[32], DaylightDate, DaylightBias; biases in minutes, UTC = local time + bias."""
+    tz = struct.pack("<i", bias) + b"\0" * (64 + 16) + struct.pack("<i", standard_bias)
+    tz += b"\0" * (64 + 16) + struct.pack("<i", daylight_bias)
+    assert len(tz) == TIME_ZONE_SIZE
+    return tz
+
+
 def logfile_header_record(pointer_size, start_filetime, end_filetime, cpus, session, logfile_name,
-                          buffers_written, raw_base, pid=0, tid=0):
+                          buffers_written, raw_base, pid=0, tid=0, timezone_bias=0):
     """The log-file header record: SYSTEM_TRACE_HEADER + TRACE_LOGFILE_HEADER + the two strings."""
     p = pointer_size
     body = struct.pack("<I4BIIqIIIIIIII",
@@ -178,7 +187,7 @@ def logfile_header_record(pointer_size, start_filetime, end_filetime, cpus, sess
                        0,                            # EventsLost
                        3000)                         # CpuSpeedInMHz
     body += b"\0" * (2 * p)                          # LoggerName, LogFileName pointers (meaningless in files)
-    body += b"\0" * TIME_ZONE_SIZE                   # TimeZone: Bias 0 (UTC), no names, no DST
+    body += time_zone(timezone_bias)                 # TimeZone: Bias (default 0: UTC), no names, no DST
     body += b"\0" * (_align8(len(body)) - len(body))  # pad to 8: 0xEC -> 0xF0 (x86), 0xF4 -> 0xF8 (x64)
     body += struct.pack("<qqqII",
                         start_filetime - 36000000000,  # BootTime: an hour before the start
@@ -203,7 +212,7 @@ def logfile_header_record(pointer_size, start_filetime, end_filetime, cpus, sess
 
 def write_etl(path, events, pointer_size=8, start_filetime=132000000000000000, cpus=1,
               session="etwdecode-test", logfile_name=None, raw_base=10000000000, logger_id=0x20,
-              header_pid=4, header_tid=8):
+              header_pid=4, header_tid=8, timezone_bias=0):
     """Write a trace of EVENT_HEADER events to `path`; return the number of buffers written.
 
     events: a list of dicts with keys
@@ -221,6 +230,7 @@ def write_etl(path, events, pointer_size=8, start_filetime=132000000000000000, c
       activity_id uuid.UUID or string (default all-zero)
       kernel_time, user_time  the ProcessorTime halves (default 0)
       cpu         the processor whose buffers hold the event (default: index % cpus)
+    timezone_bias: the header's TimeZone.Bias, minutes, positive west of UTC (420: UTC-07:00).
     Records are written in list order into their CPU's current buffer; a full buffer goes to the
     file at once, the partly filled ones at the end in CPU order (as a real session flushes them),
     so with cpus > 1 the buffers of different CPUs interleave. A consumer merges by timestamp: give
@@ -250,7 +260,7 @@ def write_etl(path, events, pointer_size=8, start_filetime=132000000000000000, c
     hdr = _Buffer(0)
     hdr.add(logfile_header_record(pointer_size, start_filetime, start_filetime + last_ts, cpus, session,
                                   str(path) if logfile_name is None else logfile_name, 1 + len(done),
-                                  raw_base, header_pid, header_tid), raw_base)
+                                  raw_base, header_pid, header_tid, timezone_bias), raw_base)
     with open(path, "wb") as f:
         f.write(_buffer_bytes(hdr, BUFFER_TYPE_HEADER, BUFFER_FLAG_PROC_INDEX | BUFFER_FLAG_FLUSH_MARKER,
                               0, logger_id, 0))

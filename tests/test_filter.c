@@ -57,6 +57,56 @@ static void test_time_parse(void) {
     ETW_CHECK_INT(etw_filter_parse_time("99999999999999999999", &t, &rel), ETW_E_INVALID_ARG);
 }
 
+/* The other forms: a space for the T (zone optional: UTC), a date alone,
+ * durations with units. Expected FILETIMEs from Python's datetime:
+ * (datetime(2020,7,29,0,7,3,tzinfo=utc) - datetime(1601,1,1,tzinfo=utc))
+ * // timedelta(microseconds=1) * 10 = 132404548230000000. */
+static void test_time_forms(void) {
+    int64_t t;
+    int rel;
+    ETW_CHECK_INT(etw_filter_parse_time("2020-07-29 00:07:03", &t, &rel), ETW_OK);
+    ETW_CHECK_INT(t, 132404548230000000LL);
+    ETW_CHECK_INT(rel, 0);
+    ETW_CHECK_INT(etw_filter_parse_time("2020-07-29 00:07:03.25", &t, &rel), ETW_OK);
+    ETW_CHECK_INT(t, 132404548232500000LL);
+    ETW_CHECK_INT(etw_filter_parse_time("2020-07-29 00:07:03Z", &t, &rel), ETW_OK);
+    ETW_CHECK_INT(t, 132404548230000000LL);
+    /* 02:07:03+02:00 is 00:07:03 UTC; with a space before the zone too */
+    ETW_CHECK_INT(etw_filter_parse_time("2020-07-29 02:07:03+02:00", &t, &rel), ETW_OK);
+    ETW_CHECK_INT(t, 132404548230000000LL);
+    ETW_CHECK_INT(etw_filter_parse_time("2020-07-29 02:07:03 +02:00", &t, &rel), ETW_OK);
+    ETW_CHECK_INT(t, 132404548230000000LL);
+    /* a date alone: midnight UTC, 7 min 3 s (423 s) before the above */
+    ETW_CHECK_INT(etw_filter_parse_time("2020-07-29", &t, &rel), ETW_OK);
+    ETW_CHECK_INT(t, 132404548230000000LL - 423LL * 10000000LL);
+    ETW_CHECK_INT(rel, 0);
+    ETW_CHECK_INT(etw_filter_parse_time("2020-07-29 ", &t, &rel), ETW_E_INVALID_ARG);
+    ETW_CHECK_INT(etw_filter_parse_time("2020-07-29 00:07", &t, &rel), ETW_E_INVALID_ARG);
+    ETW_CHECK_INT(etw_filter_parse_time("2020-07-29 00:07:03 ", &t, &rel), ETW_E_INVALID_ARG);
+    ETW_CHECK_INT(etw_filter_parse_time("2020-07-29T00:07:03", &t, &rel), ETW_E_INVALID_ARG);
+    ETW_CHECK_INT(etw_filter_parse_time("2020-02-30", &t, &rel), ETW_E_INVALID_ARG);
+    /* durations: 100 ns ticks */
+    static const struct {
+        const char *text;
+        int64_t ticks;
+    } d[] = {{"3s", 30000000},    {"+3s", 30000000},     {"250ms", 2500000}, {"1.5s", 15000000},
+             {"2m", 1200000000},  {"100us", 1000},       {"1h", 36000000000LL}, {"0.5ms", 5000},
+             {"250ns", 2},        {"1.25m", 750000000},  {"+0.5", 5000000},   {".5s", 5000000}};
+    for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) {
+        ETW_CHECK_INT(etw_filter_parse_time(d[i].text, &t, &rel), ETW_OK);
+        ETW_CHECK_INT(t, d[i].ticks);
+        ETW_CHECK_INT(rel, 1);
+    }
+    static const char *bad[] = {"3x", "3 s", "s", "ms", "3S", "-3s", "3s5", "1..5s", "+", "3sec", "3.s.",
+                                "99999999999999999ns", "999999999999h"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        ETW_CHECK_INT(etw_filter_parse_time(bad[i], &t, &rel), ETW_E_INVALID_ARG);
+    /* the bound: 10^11 s in any unit */
+    ETW_CHECK_INT(etw_filter_parse_time("100000000000s", &t, &rel), ETW_OK);
+    ETW_CHECK_INT(etw_filter_parse_time("100000000001s", &t, &rel), ETW_E_INVALID_ARG);
+    ETW_CHECK_INT(etw_filter_parse_time("1666666667m", &t, &rel), ETW_E_INVALID_ARG);
+}
+
 static etw_event mk(uint16_t id, uint8_t level, uint64_t kw, uint32_t pid, uint32_t tid, int64_t ts) {
     etw_event ev;
     memset(&ev, 0, sizeof ev);
@@ -291,6 +341,7 @@ static void test_symbolic_names(void) {
 int main(void) {
     ETW_RUN(test_glob);
     ETW_RUN(test_time_parse);
+    ETW_RUN(test_time_forms);
     ETW_RUN(test_header_predicates);
     ETW_RUN(test_names_on_trace);
     ETW_RUN(test_symbolic_names);

@@ -196,8 +196,15 @@ typedef struct etw_filter_unmatched_info {
 int etw_filter_unmatched(const etw_filter *f, size_t index, etw_filter_unmatched_info *out);
 
 /* Parse a time as SINCE/UNTIL take it. Absolute: *filetime set, *relative
- * 0. Seconds from the start: *filetime holds the offset in 100 ns units and
- * *relative is 1. ETW_E_INVALID_ARG when it is neither. */
+ * 0: RFC 3339 ("2021-09-09T12:59:35.79Z", "2021-09-09T14:59:35+02:00"), the
+ * same with a space instead of the T, where the zone may be left out (UTC:
+ * "2021-09-09 12:59:35", "2021-09-09 12:59:35.5 +02:00"), or a date alone
+ * (its midnight UTC: "2021-09-09"). A duration from the start: *filetime
+ * holds the offset in 100 ns units and *relative is 1: a decimal number,
+ * optionally after '+', with an optional unit s (the default), ms, us, ns,
+ * m (minutes) or h ("12.5", "+3s", "250ms", "1.5s", "2m", "100us"), at
+ * most 10^11 s, truncated to 100 ns. ETW_E_INVALID_ARG when it is
+ * neither. */
 etw_status etw_filter_parse_time(const char *text, int64_t *filetime, int *relative);
 
 #ifdef __cplusplus

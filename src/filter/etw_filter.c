@@ -178,37 +178,45 @@ static int fixed_digits(const char **s, int n, int64_t *out) {
     return 1;
 }
 
-static int parse_rfc3339(const char *s, int64_t *ft) {
-    int64_t y, mo, d, h, mi, se, frac = 0;
+/* An absolute time: RFC 3339 ("2021-09-09T12:59:35.79Z", "...+02:00"), the
+ * same with a space for the T ("2021-09-09 12:59:35"; there the zone may be
+ * left out: UTC), or a date alone ("2021-09-09": its midnight UTC). */
+static int parse_absolute(const char *s, int64_t *ft) {
+    int64_t y, mo, d, h = 0, mi = 0, se = 0, frac = 0;
     if (!fixed_digits(&s, 4, &y) || *s++ != '-' || !fixed_digits(&s, 2, &mo) || *s++ != '-' ||
         !fixed_digits(&s, 2, &d))
         return 0;
-    if (*s != 'T' && *s != 't' && *s != ' ') return 0;
-    s++;
-    if (!fixed_digits(&s, 2, &h) || *s++ != ':' || !fixed_digits(&s, 2, &mi) || *s++ != ':' ||
-        !fixed_digits(&s, 2, &se))
-        return 0;
-    if (*s == '.') {
-        s++;
-        int n = 0;
-        for (; is_digit(*s); s++, n++)
-            if (n < 7) frac = frac * 10 + (*s - '0');
-        if (!n) return 0;
-        for (; n < 7; n++) frac *= 10;
-    }
     int64_t offset_min = 0;
-    if (*s == 'Z' || *s == 'z') {
+    if (*s) {
+        int space = *s == ' ';
+        if (*s != 'T' && *s != 't' && !space) return 0;
         s++;
-    } else if (*s == '+' || *s == '-') {
-        int sign = *s++ == '-' ? -1 : 1;
-        int64_t oh, om;
-        if (!fixed_digits(&s, 2, &oh) || *s++ != ':' || !fixed_digits(&s, 2, &om) || oh > 23 || om > 59)
+        if (!fixed_digits(&s, 2, &h) || *s++ != ':' || !fixed_digits(&s, 2, &mi) || *s++ != ':' ||
+            !fixed_digits(&s, 2, &se))
             return 0;
-        offset_min = sign * (oh * 60 + om);
-    } else {
-        return 0;
+        if (*s == '.') {
+            s++;
+            int n = 0;
+            for (; is_digit(*s); s++, n++)
+                if (n < 7) frac = frac * 10 + (*s - '0');
+            if (!n) return 0;
+            for (; n < 7; n++) frac *= 10;
+        }
+        int zone_due = space && *s == ' '; /* "2021-09-09 12:59:35 +02:00" */
+        if (zone_due) s++;
+        if (*s == 'Z' || *s == 'z') {
+            s++;
+        } else if (*s == '+' || *s == '-') {
+            int sign = *s++ == '-' ? -1 : 1;
+            int64_t oh, om;
+            if (!fixed_digits(&s, 2, &oh) || *s++ != ':' || !fixed_digits(&s, 2, &om) || oh > 23 || om > 59)
+                return 0;
+            offset_min = sign * (oh * 60 + om);
+        } else if (!space || zone_due || *s) {
+            return 0; /* RFC 3339 (with the T) always has its zone */
+        }
+        if (*s) return 0;
     }
-    if (*s) return 0;
     static const int mdays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     if (y < 1601 || mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h > 23 || mi > 59 || se > 60)
         return 0;
@@ -222,35 +230,55 @@ static int parse_rfc3339(const char *s, int64_t *ft) {
     return 1;
 }
 
-static int parse_seconds(const char *s, int64_t *ticks) {
+/* A duration from the trace start: a decimal number ("12.5", "+3") with an
+ * optional unit: s (the default), ms, us, ns, m (minutes), h. Digits past
+ * the seventh after the point are dropped; the result is truncated to
+ * 100 ns ticks. */
+static int parse_duration(const char *s, int64_t *ticks) {
     if (*s == '+') s++;
-    int64_t whole = 0, frac = 0;
+    int64_t whole = 0, frac = 0, scale = 1;
     int n = 0;
     for (; is_digit(*s); s++, n++) {
         whole = whole * 10 + (*s - '0');
-        if (whole > MAX_RELATIVE_SECONDS) return 0;
+        if (whole > MAX_RELATIVE_SECONDS * 3600) return 0;
     }
     int nf = 0;
     if (*s == '.') {
         s++;
         for (; is_digit(*s); s++, nf++)
-            if (nf < 7) frac = frac * 10 + (*s - '0');
+            if (nf < 7) {
+                frac = frac * 10 + (*s - '0');
+                scale *= 10;
+            }
     }
-    if ((!n && !nf) || *s) return 0;
-    for (int i = nf; i < 7; i++) frac *= 10;
-    *ticks = whole * TICKS_PER_SECOND + frac;
+    if (!n && !nf) return 0;
+    /* ticks per unit as num / den */
+    int64_t num, den = 1;
+    if (!*s || !strcmp(s, "s")) num = TICKS_PER_SECOND;
+    else if (!strcmp(s, "ms")) num = TICKS_PER_SECOND / 1000;
+    else if (!strcmp(s, "us")) num = TICKS_PER_SECOND / 1000000;
+    else if (!strcmp(s, "ns")) num = 1, den = 100;
+    else if (!strcmp(s, "m")) num = 60 * TICKS_PER_SECOND;
+    else if (!strcmp(s, "h")) num = 3600 * TICKS_PER_SECOND;
+    else return 0;
+    /* at most MAX_RELATIVE_SECONDS (and no overflow: whole * num stays
+     * below 10^18 once whole over den is below the bound over num) */
+    if (whole / den > MAX_RELATIVE_SECONDS * TICKS_PER_SECOND / num) return 0;
+    int64_t t = whole * num / den + frac * num / (scale * den);
+    if (t > MAX_RELATIVE_SECONDS * TICKS_PER_SECOND) return 0;
+    *ticks = t;
     return 1;
 }
 
 etw_status etw_filter_parse_time(const char *text, int64_t *filetime, int *relative) {
     if (!text || !filetime || !relative) return ETW_E_INVALID_ARG;
     int64_t v;
-    if (parse_seconds(text, &v)) {
+    if (parse_duration(text, &v)) {
         *filetime = v;
         *relative = 1;
         return ETW_OK;
     }
-    if (parse_rfc3339(text, &v)) {
+    if (parse_absolute(text, &v)) {
         *filetime = v;
         *relative = 0;
         return ETW_OK;
@@ -455,7 +483,9 @@ etw_status etw_filter_add(etw_filter *f, etw_filter_key key, const char *value, 
         int64_t t;
         int rel;
         if (etw_filter_parse_time(v, &t, &rel) != ETW_OK) {
-            if (why) *why = "expected an RFC 3339 time (2021-09-09T12:59:35Z) or seconds from the trace start (12.5)";
+            if (why)
+                *why = "expected an RFC 3339 time (2021-09-09T12:59:35Z), '2021-09-09 12:59:35' (UTC), a date "
+                       "(2021-09-09) or a time from the trace start (12.5, 3s, 250ms, 2m)";
             return ETW_E_INVALID_ARG;
         }
         if (key == ETW_FILTER_SINCE) {

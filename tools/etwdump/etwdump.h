@@ -5,6 +5,8 @@
  *   inputs.c    files and directories -> the traces to read (etw_multi)
  *   filter.c    selection options -> etw_filter
  *   output.c    the selected events as JSON, text or CSV (etw_render)
+ *   split.c     --split-by event: one output file per event kind
+ *   fieldcheck.c  the --fields names no selected event had
  *   stats.c     --stats and --schemas
  *   profile.c   --profile and --stacks (the profile stage, etw_profile.h)
  *   progress.c  the progress line, Ctrl-C and broken pipes
@@ -64,6 +66,9 @@ typedef struct options {
     int quiet;
     int verbose;    /* --verbose: every problem of the -m folders' manifests */
     int no_progress;
+    int with_file;      /* -H: "file" on every event, also of one input */
+    int time_trace;     /* --time trace: local times in the trace header's zone */
+    int split_by_event; /* --split-by event: one output file per event kind in -o DIR */
     unsigned long long max_events;
     etw_render_format format;
     int format_given;  /* --format was on the command line (--stats: json vs the table) */
@@ -82,6 +87,7 @@ typedef struct options {
 } options;
 
 typedef struct manifests manifests;
+typedef struct field_check field_check;
 
 typedef struct diag_ctx {
     const char *path;    /* the file being opened */
@@ -102,9 +108,11 @@ typedef struct session {
     diag_ctx *dc;
     int64_t origin;      /* FILETIME of the earliest log-file header: "0 s" */
     int several;         /* more than one file is read */
+    int with_file;       /* several or -H: the events say their "file" */
     int par_problems;    /* --stats -j N: the decoders reported problems */
     int cut_short;       /* the run stopped before the end (-n reached, a closed pipe) */
     int saw_stacks;      /* --stats: a StackWalk event was read (CPU samples by module follow) */
+    field_check *fields_seen; /* --fields: the names the selected events had (NULL: none) */
 } session;
 
 /* options.c: the command line. Returns 1 when o is filled, 0 on a usage error
@@ -130,6 +138,31 @@ etw_filter *build_filter(const options *o);
  * name or glob (and their --exclude- forms) that matched no event name,
  * with the nearest names seen. */
 void report_unmatched(const options *o, const etw_filter *f);
+
+/* fieldcheck.c: which --fields names the selected events' schemas have
+ * (a warning at the end for those none had). NULL without --fields (every
+ * call then does nothing) or out of memory (no warning). */
+field_check *field_check_new(const options *o);
+void field_check_free(field_check *fc);
+/* A selected event (its schema looked at once). */
+void field_check_event(field_check *fc, etw_decoder *dec, const etw_event *ev);
+/* Add what from saw to into (-j: each worker has its own). */
+void field_check_merge(field_check *into, const field_check *from);
+/* One line on stderr per --fields name no selected event had. */
+void field_check_report(const field_check *fc);
+
+/* output.c: --time trace, the renderers' utc_offset context: the offset
+ * of the file of the event about to be rendered (set before each). */
+typedef struct trace_zone {
+    long offset; /* seconds east of UTC */
+} trace_zone;
+/* Set tz (a trace_zone) from r's log-file header bias. */
+void trace_zone_set(void *tz, const etw_reader *r);
+
+/* split.c: --split-by event, one file per event kind in the -o directory
+ * (the comment at its top says how); ro: the run's render options. Run by
+ * run_events on one thread. */
+int run_split(session *s, const etw_render_options *ro);
 
 /* output.c: the selected events in the chosen format. */
 int run_events(session *s);

@@ -135,7 +135,7 @@ int main(int argc, char **argv) {
         return EXIT_FATAL;
     }
     FILE *out = stdout;
-    if (o.output && !(out = fopen(o.output, "wb"))) {
+    if (o.output && !o.split_by_event && !(out = fopen(o.output, "wb"))) {
         fprintf(stderr, "etwdump: %s: %s\n", o.output, strerror(errno));
         manifests_free(dc.mf);
         etw_multi_free(m);
@@ -165,6 +165,7 @@ int main(int argc, char **argv) {
         s.out = out;
         s.dc = &dc;
         s.several = etw_multi_count(m) > 1;
+        s.with_file = s.several || o.with_file;
         /* "0 s" is the earliest session start (the earliest log-file header) */
         for (size_t i = 0; i < etw_multi_count(m); i++) {
             const etw_reader *r = etw_multi_reader(m, i);
@@ -172,13 +173,19 @@ int main(int argc, char **argv) {
             if (i == 0 || t < s.origin) s.origin = t;
         }
         etw_filter_set_origin(filter, s.origin);
+        int events_run = !o.profile && !o.stats && !o.schemas;
+        if (events_run) s.fields_seen = field_check_new(&o);
         int r2 = o.profile   ? run_profile(&s)
                  : o.stats   ? run_stats(&s)
                  : o.schemas ? run_schemas(&s)
                  : parallel  ? run_events_parallel(&s)
                              : run_events(&s);
         if (r2 > rc) rc = r2;
-        if ((r2 == EXIT_CLEAN || r2 == EXIT_SKIPPED) && !s.cut_short && !o.quiet) report_unmatched(&o, filter);
+        if ((r2 == EXIT_CLEAN || r2 == EXIT_SKIPPED) && !s.cut_short && !o.quiet) {
+            report_unmatched(&o, filter);
+            field_check_report(s.fields_seen);
+        }
+        field_check_free(s.fields_seen);
         if (rc == EXIT_CLEAN && skipped) rc = EXIT_SKIPPED;
     }
     int fr = flush_out(out);

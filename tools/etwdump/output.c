@@ -12,6 +12,23 @@
 /* FILETIME of 1970-01-01 (MS-DTYP 2.3.3: 100 ns ticks since 1601). */
 #define FILETIME_UNIX_EPOCH 116444736000000000LL
 
+/* --time trace: the offset of the file of the event being rendered, from
+ * its log-file header's time-zone bias (minutes, positive west of UTC: the
+ * offset east is its negation). One per renderer (a -j worker has its own):
+ * set before each event. The bias is TIME_ZONE_INFORMATION.Bias alone:
+ * daylight saving time is not applied (the header does not say whether
+ * the recording machine was in it). */
+static long trace_offset(void *ctx, int64_t ft) {
+    (void)ft;
+    return ((const trace_zone *)ctx)->offset;
+}
+
+static long bias_offset(const etw_reader *r) {
+    return -(long)etw_reader_logfile(r)->timezone_bias * 60;
+}
+
+void trace_zone_set(void *tz, const etw_reader *r) { ((trace_zone *)tz)->offset = bias_offset(r); }
+
 /* --time local: this machine's offset from UTC at that instant (TZ rules). */
 static long local_offset(void *ctx, int64_t ft) {
     (void)ctx;
@@ -63,7 +80,10 @@ int run_events(session *s) {
     ro.json.int64_as_string = o->int64_as_string;
     ro.time = o->time;
     ro.time_origin = s->origin;
-    ro.utc_offset = local_offset;
+    trace_zone tz = {0};
+    ro.utc_offset = o->time_trace ? trace_offset : local_offset;
+    ro.utc_offset_ctx = &tz;
+    if (o->split_by_event) return run_split(s, &ro);
     stack_source *src = NULL;
     if (o->stacks) { /* the first pass: every event's stack */
         int sr = stack_source_build(s, &src);
@@ -76,7 +96,7 @@ int run_events(session *s) {
         stack_source_free(src);
         return out_of_memory();
     }
-    if (s->several) etw_renderer_set_file(rd, etw_multi_name(s->m, 0)); /* CSV: the column */
+    if (s->with_file) etw_renderer_set_file(rd, etw_multi_name(s->m, 0)); /* CSV: the column */
     int rc = EXIT_CLEAN;
     if (o->format == ETW_RENDER_CSV && !o->nfields) rc = learn_columns(s, rd);
     const char *text;
@@ -110,6 +130,8 @@ int run_events(session *s) {
         }
         if (!sel || (o->no_manifest_events && etw_decoder_is_manifest_event(&ev))) continue;
         if (s->several) etw_renderer_set_file(rd, etw_multi_name(s->m, file));
+        tz.offset = bias_offset(etw_multi_reader(s->m, file));
+        field_check_event(s->fields_seen, s->dec, &ev);
         if (etw_renderer_event(rd, etw_multi_reader(s->m, file), &ev, &text, &len) != ETW_OK) {
             rc = out_of_memory();
             break;
@@ -145,7 +167,7 @@ int run_events(session *s) {
 
 int parallel_run(const options *o, etw_multi *m) {
     /* --stacks and --profile: the profile reads the trace in order, on one thread */
-    if (o->schemas || o->stacks || o->profile) return 0;
+    if (o->schemas || o->stacks || o->profile || o->split_by_event) return 0;
     int several = etw_multi_count(m) > 1;
     /* --stats: -j 1, -n (the reader's counts where it stops) and several
      * files stay in scan() */
@@ -176,9 +198,11 @@ typedef struct par_run {
 typedef struct par_worker {
     etw_filter *filter;
     etw_renderer *rd;
+    trace_zone tz; /* --time trace: the offset of the event's file */
+    field_check *fc; /* --fields: the names this worker's events had */
 } par_worker;
 
-static void render_options(const session *s, etw_decoder *dec, etw_render_options *ro) {
+static void render_options(const session *s, etw_decoder *dec, etw_render_options *ro, trace_zone *tz) {
     const options *o = s->o;
     memset(ro, 0, sizeof *ro);
     ro->format = o->format;
@@ -191,7 +215,8 @@ static void render_options(const session *s, etw_decoder *dec, etw_render_option
     ro->json.int64_as_string = o->int64_as_string;
     ro->time = o->time;
     ro->time_origin = s->origin;
-    ro->utc_offset = local_offset;
+    ro->utc_offset = o->time_trace ? trace_offset : local_offset;
+    ro->utc_offset_ctx = tz;
 }
 
 static etw_status par_setup(void *ctx, etw_decoder *dec) {
@@ -208,8 +233,10 @@ static void *par_worker_new(void *ctx, etw_decoder *dec) {
     par_worker *w = calloc(1, sizeof *w);
     if (!w) return NULL;
     etw_render_options ro;
-    render_options(pr->s, dec, &ro);
+    render_options(pr->s, dec, &ro, &w->tz);
+    w->fc = field_check_new(pr->s->o);
     if (!(w->filter = build_filter(pr->s->o)) || etw_renderer_new(&w->rd, NULL, &ro) != ETW_OK) {
+        field_check_free(w->fc);
         etw_filter_free(w->filter);
         free(w);
         return NULL;
@@ -224,6 +251,8 @@ static void par_worker_free(void *ctx, void *state) {
     /* on the calling thread: what each worker's filter saw, added up (out
      * of memory: fewer names to suggest, never a value wrongly unmatched) */
     etw_filter_merge_names(pr->s->filter, w->filter);
+    field_check_merge(pr->s->fields_seen, w->fc);
+    field_check_free(w->fc);
     etw_renderer_free(w->rd);
     etw_filter_free(w->filter);
     free(w);
@@ -251,7 +280,9 @@ static etw_status par_render(void *ctx, void *state, etw_decoder *dec, const etw
     par_worker *w = state;
     const session *s = pr->s;
     size_t file = s->several ? etw_pipeline_event_file(pr->p, dec) : 0;
-    if (s->several) etw_renderer_set_file(w->rd, pr->names[file]);
+    if (s->with_file) etw_renderer_set_file(w->rd, pr->names[file]);
+    w->tz.offset = bias_offset(pr->readers[file]);
+    field_check_event(w->fc, dec, ev);
     const char *text;
     size_t len;
     etw_status st = etw_renderer_event(w->rd, pr->readers[file], ev, &text, &len);
@@ -328,10 +359,11 @@ static int run_pipeline(session *s, par_run *pr) {
     const options *o = s->o;
     /* the header (CSV columns, text heading), from a renderer of our own */
     etw_render_options ro;
-    render_options(s, NULL, &ro);
+    trace_zone tz = {0};
+    render_options(s, NULL, &ro, &tz);
     etw_renderer *hd;
     if (etw_renderer_new(&hd, NULL, &ro) != ETW_OK) return out_of_memory();
-    if (s->several) etw_renderer_set_file(hd, etw_multi_name(s->m, 0)); /* CSV: the column */
+    if (s->with_file) etw_renderer_set_file(hd, etw_multi_name(s->m, 0)); /* CSV: the column */
     const char *text;
     size_t len;
     etw_status hs = etw_renderer_header(hd, &text, &len);
