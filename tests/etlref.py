@@ -121,6 +121,24 @@ def logfile(path):
     return start, freq, clock, raw
 
 
+def time_zone(path):
+    """The log-file header's whole TIME_ZONE_INFORMATION: (Bias, StandardDate, StandardBias,
+    DaylightDate, DaylightBias), each date the 8 u16 of a SYSTEMTIME (wYear, wMonth, wDayOfWeek,
+    wDay, wHour, wMinute, wSecond, wMilliseconds). Layout: LONG Bias, WCHAR StandardName[32],
+    SYSTEMTIME StandardDate, LONG StandardBias, WCHAR DaylightName[32], SYSTEMTIME DaylightDate,
+    LONG DaylightBias."""
+    d = open(path, "rb").read()
+    p = BUFFER_HEADER
+    psize = 8 if d[p + 2] == 0x02 else 4
+    tz = p + 0x20 + 0x38 + 2 * psize
+    bias, = struct.unpack_from("<i", d, tz)
+    std_date = struct.unpack_from("<8H", d, tz + 4 + 64)
+    std_bias, = struct.unpack_from("<i", d, tz + 4 + 64 + 16)
+    dl_date = struct.unpack_from("<8H", d, tz + 4 + 64 + 16 + 4 + 64)
+    dl_bias, = struct.unpack_from("<i", d, tz + 4 + 64 + 16 + 4 + 64 + 16)
+    return bias, std_date, std_bias, dl_date, dl_bias
+
+
 def timezone_bias(path):
     """The log-file header's TimeZone.Bias (minutes, positive west of UTC) of a 64- or 32-bit header:
     TRACE_LOGFILE_HEADER has 0x38 bytes of fixed fields, then the LoggerName and LogFileName

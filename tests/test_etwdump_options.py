@@ -15,6 +15,7 @@ what is under test, not the decoding). Prints "N passed, N failed".
 """
 import collections
 import csv
+import calendar
 import datetime as dt
 import json
 import os
@@ -172,17 +173,48 @@ for jobs in ("1", "2"):
     for e in evs:
         ok = ok and e["time"].endswith("-07:00" if e["file"] == a else "+02:00")
     check(rc == 0 and ok, "-j %s, two files: each event in its file's zone: %s" % (jobs, [e["time"] for e in evs]))
-# a real trace: every event's offset is the header's bias (read from the bytes), the instant unchanged
-for trace in (HTTP, PS, data("lxcore_kernel.etl"), data("AMSITrace.etl")):
-    bias = etlref.timezone_bias(trace)
+# a real trace: every event's offset is the header's time zone at that instant (read from the
+# bytes), the instant unchanged. Daylight saving time as TIME_ZONE_INFORMATION's documentation
+# gives it: month 0 = none; wYear 0 = the wDay-th wDayOfWeek (5 = last) of wMonth at wHour:wMinute,
+# DaylightDate in standard time, StandardDate in daylight time.
+def transition(date, year):
+    _, month, dow, nth, hour, minute, sec, _ = date
+    days = calendar.monthrange(year, month)[1]
+    sundays_first = [d for d in range(1, days + 1) if (dt.date(year, month, d).weekday() + 1) % 7 == dow]
+    day = sundays_first[min(nth, len(sundays_first)) - 1]
+    return dt.datetime(year, month, day, hour, minute, sec)
+
+
+def zone_offset(tz, utc):
+    """Minutes east of UTC of the zone tz (etlref.time_zone) at the naive UTC datetime utc."""
+    bias, std_date, std_bias, dl_date, dl_bias = tz
+    if not std_date[1] or not dl_date[1]:
+        return -(bias + std_bias)
+    year = (utc - dt.timedelta(minutes=bias + std_bias)).year
+    start = transition(dl_date, year) + dt.timedelta(minutes=bias + std_bias)
+    end = transition(std_date, year) + dt.timedelta(minutes=bias + dl_bias)
+    dst = start <= utc < end if start < end else (utc >= start or utc < end)
+    return -(bias + (dl_bias if dst else std_bias))
+
+
+offsets_seen = set()
+for trace in (HTTP, PS, data("lxcore_kernel.etl"), data("AMSITrace.etl"), data("net.4.5.2.x64.etl"),
+              data("gcevents.etl")):
+    tz = etlref.time_zone(trace)
     _, utc, _ = events(trace)
     rc, loc, err = events("--time", "trace", trace)
     ok = rc in (0, 1) and len(loc) == len(utc) > 0
     for u, l in zip(utc, loc):
         tu = dt.datetime.fromisoformat(u["time"][:26] + "+00:00")
         tl = dt.datetime.fromisoformat(l["time"][:26] + l["time"][27:])
-        ok = ok and l["time"].endswith(offset_text(-bias)) and tu == tl and u["time"][20:27] == l["time"][20:27]
-    check(ok, "%s --time trace: offset %s from the header's bias %d" % (os.path.basename(trace), offset_text(-bias), bias))
+        want = offset_text(zone_offset(tz, tu.replace(tzinfo=None)))
+        offsets_seen.add((os.path.basename(trace), want))
+        ok = ok and l["time"].endswith(want) and tu == tl and u["time"][20:27] == l["time"][20:27]
+    check(ok, "%s --time trace: the header's zone %r" % (os.path.basename(trace), tz))
+# the traces recorded in daylight time show it: net.4.5.2 in July in Pacific time, gcevents the day
+# after the 2023 change (March 12), powershell.etl in US Eastern in late March
+check({("net.4.5.2.x64.etl", "-07:00"), ("gcevents.etl", "-07:00"), ("powershell.etl", "-04:00"),
+       ("HTTP_Server.etl", "-08:00")} <= offsets_seen, "daylight time applied: %r" % sorted(offsets_seen))
 rc, out, err = run("--time", "trace", "--format", "text", "-n", "1", HTTP)
 check(out.startswith("2011-01-23T14:06:37.4768585-08:00 "), "text --time trace: %r" % out[:40])
 

@@ -69,6 +69,11 @@ extern "C" {
 typedef struct etw_reader etw_reader;
 
 /* TRACE_LOGFILE_HEADER (evntrace.h), as found in the first record. */
+/* A time-zone transition (the SYSTEMTIME fields TIME_ZONE_INFORMATION uses). */
+typedef struct etw_tz_transition {
+    uint16_t year, month, day_of_week, day, hour, minute, second;
+} etw_tz_transition;
+
 typedef struct etw_logfile_header {
     uint32_t buffer_size;
     uint32_t version;          /* as stored: major in the low byte */
@@ -99,7 +104,23 @@ typedef struct etw_logfile_header {
     /* The header record's own fields. */
     int64_t raw_timestamp;     /* clock value of the header record (time anchor) */
     uint32_t pid, tid;
+    /* The rest of the recording machine's TIME_ZONE_INFORMATION: biases
+     * added to timezone_bias in standard and in daylight time (minutes), and
+     * when each begins (SYSTEMTIME fields; month 0: the zone has no daylight
+     * saving time). etw_logfile_utc_offset() applies them. */
+    int32_t timezone_standard_bias;
+    int32_t timezone_daylight_bias;
+    etw_tz_transition timezone_standard_date; /* daylight -> standard, in local daylight time */
+    etw_tz_transition timezone_daylight_date; /* standard -> daylight, in local standard time */
 } etw_logfile_header;
+
+/* The recording machine's offset from UTC, in seconds east, at the UTC
+ * FILETIME ft: -(Bias + StandardBias) or -(Bias + DaylightBias) minutes,
+ * by the header's daylight-saving rule as Windows applies it
+ * (TIME_ZONE_INFORMATION: year 0 = "day-in-month" form, the day-th
+ * day_of_week of month, 5 = the last; a year other than 0 = that date of
+ * that year only). */
+long etw_logfile_utc_offset(const etw_logfile_header *h, int64_t ft);
 
 /* One problem met while reading. */
 typedef struct etw_diag {

@@ -154,9 +154,9 @@ void field_check_report(const field_check *fc);
 /* output.c: --time trace, the renderers' utc_offset context: the offset
  * of the file of the event about to be rendered (set before each). */
 typedef struct trace_zone {
-    long offset; /* seconds east of UTC */
+    const etw_logfile_header *header; /* of the event's file; NULL: UTC */
 } trace_zone;
-/* Set tz (a trace_zone) from r's log-file header bias. */
+/* Set tz (a trace_zone) to r's log-file header (its time zone). */
 void trace_zone_set(void *tz, const etw_reader *r);
 
 /* split.c: --split-by event, one file per event kind in the -o directory

@@ -13,21 +13,16 @@
 #define FILETIME_UNIX_EPOCH 116444736000000000LL
 
 /* --time trace: the offset of the file of the event being rendered, from
- * its log-file header's time-zone bias (minutes, positive west of UTC: the
- * offset east is its negation). One per renderer (a -j worker has its own):
- * set before each event. The bias is TIME_ZONE_INFORMATION.Bias alone:
- * daylight saving time is not applied (the header does not say whether
- * the recording machine was in it). */
+ * its log-file header's time zone (Bias, and StandardBias or DaylightBias
+ * by the zone's daylight-saving rule at that instant:
+ * etw_logfile_utc_offset). One per renderer (a -j worker has its own): set
+ * before each event. */
 static long trace_offset(void *ctx, int64_t ft) {
-    (void)ft;
-    return ((const trace_zone *)ctx)->offset;
+    const trace_zone *tz = ctx;
+    return tz->header ? etw_logfile_utc_offset(tz->header, ft) : 0;
 }
 
-static long bias_offset(const etw_reader *r) {
-    return -(long)etw_reader_logfile(r)->timezone_bias * 60;
-}
-
-void trace_zone_set(void *tz, const etw_reader *r) { ((trace_zone *)tz)->offset = bias_offset(r); }
+void trace_zone_set(void *tz, const etw_reader *r) { ((trace_zone *)tz)->header = etw_reader_logfile(r); }
 
 /* --time local: this machine's offset from UTC at that instant (TZ rules). */
 static long local_offset(void *ctx, int64_t ft) {
@@ -130,7 +125,7 @@ int run_events(session *s) {
         }
         if (!sel || (o->no_manifest_events && etw_decoder_is_manifest_event(&ev))) continue;
         if (s->several) etw_renderer_set_file(rd, etw_multi_name(s->m, file));
-        tz.offset = bias_offset(etw_multi_reader(s->m, file));
+        trace_zone_set(&tz, etw_multi_reader(s->m, file));
         field_check_event(s->fields_seen, s->dec, &ev);
         if (etw_renderer_event(rd, etw_multi_reader(s->m, file), &ev, &text, &len) != ETW_OK) {
             rc = out_of_memory();
@@ -281,7 +276,7 @@ static etw_status par_render(void *ctx, void *state, etw_decoder *dec, const etw
     const session *s = pr->s;
     size_t file = s->several ? etw_pipeline_event_file(pr->p, dec) : 0;
     if (s->with_file) etw_renderer_set_file(w->rd, pr->names[file]);
-    w->tz.offset = bias_offset(pr->readers[file]);
+    trace_zone_set(&w->tz, pr->readers[file]);
     field_check_event(w->fc, dec, ev);
     const char *text;
     size_t len;
