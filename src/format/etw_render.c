@@ -442,15 +442,15 @@ static void csv_cell(etw_renderer *rd, etw_text *t, const char *v, size_t n) {
         return;
     }
     etw_text_putc(t, '"');
-    size_t run = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] == '"') {
-            etw_text_put(t, s + run, i + 1 - run);
-            etw_text_putc(t, '"');
-            run = i + 1;
-        }
+    const char *q;
+    while (len && (q = memchr(s, '"', len)) != NULL) { /* each quote doubled */
+        size_t k = (size_t)(q - s) + 1;
+        etw_text_put(t, s, k);
+        etw_text_putc(t, '"');
+        s += k;
+        len -= k;
     }
-    etw_text_put(t, s + run, len - run);
+    etw_text_put(t, s, len);
     etw_text_putc(t, '"');
 }
 
@@ -747,11 +747,12 @@ static void render_csv(etw_renderer *rd, const etw_event *ev, const char *line) 
         set[j] = v;
     }
     size_t next = 0; /* the column the text has reached */
+    const size_t time_col = rd->col_of_fixed[COL_TIME];
     for (size_t i = 0; i < rd->nset; i++) {
         size_t c = set[i];
         etw_text_put(t, rd->commas, c - next); /* a comma before every column after the first */
         next = c;
-        if (rd->cols[c].fixed == COL_TIME)
+        if (c == time_col)
             time_text(rd, t, ev->timestamp, 0); /* in the chosen form, never quoted */
         else
             csv_cell(rd, t, rd->cell[c], rd->cell_len[c]);
