@@ -269,6 +269,11 @@ rc, out, err = run("--format", "text", "--event", "CLRMethod/MethodJittingStarte
 check(' MethodName=SetupDomain MethodSignature="instance void  (bool,class System.String,class System.String,'
       'class System.String[],class System.String[])" ClrInstanceID=9' in out,
       "text: a method signature quoted: %r" % out[:400])
+# a field name with a space is quoted too: the AmsiTrace provider's "Raw Script" (the scanned
+# bytes, beside the decoded "Script")
+rc, out, err = run("--format", "text", "--provider", "AmsiTrace", "-n", "1", data("AMSITrace.etl"))
+check(' Engine=VBScript Script="IWshShell3.Run(' in out and ' "Raw Script"=[' in out,
+      "text: a field name with a space quoted: %r" % out[:300])
 
 # === CSV ======================================================================
 rc, out, err = run("--format", "csv", "-m", HTTPMAN, HTTP)

@@ -385,6 +385,13 @@ static int field_wanted(const etw_renderer *rd, const etw_jmember *m) {
     return 0;
 }
 
+/* 1 when one of the eight bytes of w is c (the classic zero-byte test on
+ * w ^ c: exact, a byte only borrows from a lower byte that is zero). */
+static inline int has_byte(uint64_t w, unsigned char c) {
+    uint64_t x = w ^ (UINT64_C(0x0101010101010101) * c);
+    return ((x - UINT64_C(0x0101010101010101)) & ~x & UINT64_C(0x8080808080808080)) != 0;
+}
+
 /* A JSON value for TEXT: a string bare when it is safe to read so (names
  * may hold spaces: name_ok). The JSON form has every control character
  * escaped, so a string without a backslash has none. */
@@ -397,6 +404,15 @@ static void text_value_(etw_text *t, const char *v, size_t n, int name_ok) {
         if (p == end) {
             etw_text_put(t, v, n);
             return;
+        }
+        /* eight bytes at a time up to the first that may need quotes, then
+         * byte by byte (keys and values are mostly short, plain words) */
+        while (end - p >= 8) {
+            uint64_t w;
+            memcpy(&w, p, 8);
+            if (has_byte(w, '\\') || has_byte(w, '"') || (!name_ok && (has_byte(w, ' ') || has_byte(w, '='))))
+                break;
+            p += 8;
         }
         while (p < end && !(quote[*p] & mask)) p++;
         if (p == end) {
