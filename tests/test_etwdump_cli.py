@@ -256,6 +256,24 @@ check(re.match(r"^2021-09-09T14:59:35\.\d{7}Z solar_system/PrimitiveTypesTest pi
 rc, out, err = run("--format", "text", "--errors", "-n", "1", HTTP)
 check(re.search(r' error="no schema: [^"]*"', out) is not None, "text: error=\"...\" quoted: %r" % out[:200])
 check(not any(ord(c) < 0x20 and c != "\n" for c in out), "text: no raw control characters")
+# values with a space are quoted (no backslash in them to force it): the
+# version resource of Windows 8's ntdll.dll (FileDescription "NT Layer DLL",
+# FileVersion "6.2.9200.16384 (win8_rtm.120725-1247)") and a CLR method
+# signature; a value without space or "=" stays bare
+rc, out, err = run("--format", "text", "--provider", "KernelTraceControl", "-n", "1", data("net.4.5.2.x64.etl"))
+check(' OrigFileName=ntdll.dll FileDescription="NT Layer DLL" '
+      'FileVersion="6.2.9200.16384 (win8_rtm.120725-1247)" BinFileVersion=6.2.9200.16384 ' in out,
+      "text: values with spaces quoted: %r" % out[:300])
+rc, out, err = run("--format", "text", "--event", "CLRMethod/MethodJittingStarted", "-n", "1",
+                   data("net.4.5.2.x64.etl"))
+check(' MethodName=SetupDomain MethodSignature="instance void  (bool,class System.String,class System.String,'
+      'class System.String[],class System.String[])" ClrInstanceID=9' in out,
+      "text: a method signature quoted: %r" % out[:400])
+# a field name with a space is quoted too: the AmsiTrace provider's "Raw Script" (the scanned
+# bytes, beside the decoded "Script")
+rc, out, err = run("--format", "text", "--provider", "AmsiTrace", "-n", "1", data("AMSITrace.etl"))
+check(' Engine=VBScript Script="IWshShell3.Run(' in out and ' "Raw Script"=[' in out,
+      "text: a field name with a space quoted: %r" % out[:300])
 
 # === CSV ======================================================================
 rc, out, err = run("--format", "csv", "-m", HTTPMAN, HTTP)

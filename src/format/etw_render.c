@@ -18,6 +18,13 @@
 #define TICKS INT64_C(10000000)
 /* Most CSV columns (fixed and learned). */
 #define MAX_COLUMNS 65536
+/* CSV: the schemas whose property columns are remembered, and the most
+ * properties remembered over all of them (docs/limits.md); past either,
+ * a field's column is found by its name, event after event. */
+#define CSV_SCHEMAS_MAX 4096
+#define CSV_PROPS_MAX (1u << 20)
+/* a remembered property whose column is not looked up yet */
+#define COL_UNKNOWN (-2)
 
 /* The fixed CSV columns, in order; the JSON key of each is its name. */
 enum { COL_TIME, COL_FILE, COL_PROVIDER, COL_PROVIDER_GUID, COL_EVENT, COL_ID, COL_VERSION, COL_LEVEL,
@@ -31,6 +38,13 @@ static const char *const fixed_names[NFIXED] = {
     "time", "file", "provider", "provider_guid", "event", "id", "version", "level", "opcode", "task",
     "channel", "keywords", "pid", "process", "tid", "cpu", "data_len", "activity_id", "related_activity_id",
     "container_id", "message", "error", "raw"};
+
+/* A schema whose top-level properties' columns are remembered: pool[off +
+ * i] is the column of props[i] (-1 none, COL_UNKNOWN not looked up yet). */
+typedef struct schema_cols {
+    const etw_schema *schema; /* NULL: an empty slot */
+    uint32_t off, n;
+} schema_cols;
 
 typedef struct column {
     char *name;     /* the header text (a field column may be "fields.NAME") */
@@ -60,6 +74,10 @@ struct etw_renderer {
     size_t *set;          /* the columns the current row has a value for */
     size_t nset;
     char *commas;         /* ncols commas: the separators of a run of empty cells */
+    schema_cols *sc;      /* open addressing by schema id, at most 2 * CSV_SCHEMAS_MAX slots */
+    size_t sc_cap, sc_used;
+    int32_t *pool;        /* the columns of the remembered schemas' properties */
+    size_t pool_len, pool_cap;
     /* where the writer put each value (text, CSV) */
     etw_json_spans sp;
     etw_field_span *spans;
@@ -113,6 +131,8 @@ void etw_renderer_free(etw_renderer *rd) {
     etw_free(&a, rd->spans);
     etw_free(&a, rd->set);
     etw_free(&a, rd->commas);
+    etw_free(&a, rd->sc);
+    etw_free(&a, rd->pool);
     etw_json_free(rd->json);
     etw_text_free(&rd->out);
     etw_text_free(&rd->scratch);
@@ -365,6 +385,13 @@ static int field_wanted(const etw_renderer *rd, const etw_jmember *m) {
     return 0;
 }
 
+/* 1 when one of the eight bytes of w is c (the classic zero-byte test on
+ * w ^ c: exact, a byte only borrows from a lower byte that is zero). */
+static inline int has_byte(uint64_t w, unsigned char c) {
+    uint64_t x = w ^ (UINT64_C(0x0101010101010101) * c);
+    return ((x - UINT64_C(0x0101010101010101)) & ~x & UINT64_C(0x8080808080808080)) != 0;
+}
+
 /* A JSON value for TEXT: a string bare when it is safe to read so (names
  * may hold spaces: name_ok). The JSON form has every control character
  * escaped, so a string without a backslash has none. */
@@ -377,6 +404,15 @@ static void text_value_(etw_text *t, const char *v, size_t n, int name_ok) {
         if (p == end) {
             etw_text_put(t, v, n);
             return;
+        }
+        /* eight bytes at a time up to the first that may need quotes, then
+         * byte by byte (keys and values are mostly short, plain words) */
+        while (end - p >= 8) {
+            uint64_t w;
+            memcpy(&w, p, 8);
+            if (has_byte(w, '\\') || has_byte(w, '"') || (!name_ok && (has_byte(w, ' ') || has_byte(w, '='))))
+                break;
+            p += 8;
         }
         while (p < end && !(quote[*p] & mask)) p++;
         if (p == end) {
@@ -395,35 +431,42 @@ static void csv_cell(etw_renderer *rd, etw_text *t, const char *v, size_t n) {
     if (!v || !n || (n == 4 && !memcmp(v, "null", 4))) return;
     const char *s = v;
     size_t len = n;
-    if (v[0] == '"') {
-        if (n >= 2 && !memchr(v, '\\', n)) { /* nothing escaped: the text between the quotes */
-            s = v + 1;
-            len = n - 2;
-        } else {
+    int quote;
+    if (v[0] == '"' && n >= 2 && !memchr(v, '\\', n)) {
+        /* nothing escaped: the text between the quotes, which holds no
+         * quote, CR or LF (JSON escapes them): only a comma makes it quoted */
+        s = v + 1;
+        len = n - 2;
+        quote = memchr(s, ',', len) != NULL;
+    } else if ((v[0] >= '0' && v[0] <= '9') || v[0] == '-' || v[0] == 't' || v[0] == 'f') {
+        quote = 0; /* a number, true or false */
+    } else {
+        if (v[0] == '"') {
             etw_text *sc = &rd->scratch;
             etw_text_clear(sc);
             etw_jscan_unescape(sc, v, n);
             s = sc->data ? sc->data : "";
             len = sc->len;
         }
+        /* an unescaped string, an object or an array */
+        static const uint8_t special[256] = {[','] = 1, ['"'] = 1, ['\r'] = 1, ['\n'] = 1};
+        quote = 0;
+        for (size_t i = 0; i < len && !quote; i++) quote = special[(unsigned char)s[i]];
     }
-    int quote = 0;
-    for (size_t i = 0; i < len && !quote; i++)
-        if (s[i] == ',' || s[i] == '"' || s[i] == '\r' || s[i] == '\n') quote = 1;
     if (!quote) {
         etw_text_put(t, s, len);
         return;
     }
     etw_text_putc(t, '"');
-    size_t run = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] == '"') {
-            etw_text_put(t, s + run, i + 1 - run);
-            etw_text_putc(t, '"');
-            run = i + 1;
-        }
+    const char *q;
+    while (len && (q = memchr(s, '"', len)) != NULL) { /* each quote doubled */
+        size_t k = (size_t)(q - s) + 1;
+        etw_text_put(t, s, k);
+        etw_text_putc(t, '"');
+        s += k;
+        len -= k;
     }
-    etw_text_put(t, s + run, len - run);
+    etw_text_put(t, s, len);
     etw_text_putc(t, '"');
 }
 
@@ -620,6 +663,53 @@ static long field_column(etw_renderer *rd, const char *k, size_t kn) {
     return find_field(rd, rd->scratch.data ? rd->scratch.data : "", rd->scratch.len);
 }
 
+/* Where the columns of s's properties are remembered, made the first time s
+ * is seen; NULL past the limits or without memory (the fields are then
+ * found by name: the same columns, more slowly). */
+static const schema_cols *schema_columns(etw_renderer *rd, const etw_schema *s) {
+    if (!s || !s->top_count) return NULL;
+    if (rd->sc_cap) {
+        size_t j = (s->id * 2654435761u) & (rd->sc_cap - 1);
+        for (; rd->sc[j].schema; j = (j + 1) & (rd->sc_cap - 1))
+            if (rd->sc[j].schema == s) return &rd->sc[j];
+    }
+    if (rd->sc_used >= CSV_SCHEMAS_MAX || rd->pool_len + s->top_count > CSV_PROPS_MAX) return NULL;
+    if ((rd->sc_used + 1) * 2 > rd->sc_cap) {
+        size_t nc = rd->sc_cap ? rd->sc_cap * 2 : 64;
+        schema_cols *ns = etw_calloc(&rd->alloc, nc, sizeof *ns);
+        if (!ns) return NULL;
+        for (size_t i = 0; i < rd->sc_cap; i++) {
+            if (!rd->sc[i].schema) continue;
+            size_t j = (rd->sc[i].schema->id * 2654435761u) & (nc - 1);
+            while (ns[j].schema) j = (j + 1) & (nc - 1);
+            ns[j] = rd->sc[i];
+        }
+        etw_free(&rd->alloc, rd->sc);
+        rd->sc = ns;
+        rd->sc_cap = nc;
+    }
+    if (rd->pool_len + s->top_count > rd->pool_cap) {
+        size_t nc = rd->pool_cap ? rd->pool_cap : 1024;
+        while (nc < rd->pool_len + s->top_count) nc *= 2;
+        int32_t *np = etw_alloc(&rd->alloc, nc * sizeof *np);
+        if (!np) return NULL;
+        if (rd->pool_len) memcpy(np, rd->pool, rd->pool_len * sizeof *np);
+        etw_free(&rd->alloc, rd->pool);
+        rd->pool = np;
+        rd->pool_cap = nc;
+    }
+    size_t j = (s->id * 2654435761u) & (rd->sc_cap - 1);
+    while (rd->sc[j].schema) j = (j + 1) & (rd->sc_cap - 1);
+    schema_cols *e = &rd->sc[j];
+    e->schema = s;
+    e->off = (uint32_t)rd->pool_len;
+    e->n = s->top_count;
+    for (size_t i = 0; i < e->n; i++) rd->pool[e->off + i] = COL_UNKNOWN;
+    rd->pool_len += e->n;
+    rd->sc_used++;
+    return e;
+}
+
 /* Column c has a value in this row. */
 static void csv_set(etw_renderer *rd, size_t c, const char *v, size_t n) {
     if (!rd->cell[c]) rd->set[rd->nset++] = c;
@@ -637,9 +727,19 @@ static void render_csv(etw_renderer *rd, const etw_event *ev, const char *line) 
         csv_set(rd, c, k == COL_TIME ? "" : line + sp->off[k], sp->len[k]);
     }
     if (sp->complete) {
+        /* span i is property i of the schema (when the names agree): its
+         * column is looked up by name once per schema */
+        const schema_cols *sc = schema_columns(rd, sp->schema);
         for (size_t i = 0; i < sp->n; i++) {
             const etw_field_span *f = &sp->fields[i];
-            long c = field_column(rd, line + f->key_off + 1, f->key_len - 2);
+            int32_t *known = sc && i < sc->n && sp->schema->props[i].name == f->name ? &rd->pool[sc->off + i] : NULL;
+            long c;
+            if (known && *known != COL_UNKNOWN) {
+                c = *known;
+            } else {
+                c = field_column(rd, line + f->key_off + 1, f->key_len - 2);
+                if (known) *known = (int32_t)c;
+            }
             if (c >= 0) csv_set(rd, (size_t)c, line + f->val_off, f->val_len);
         }
     } else {
@@ -663,11 +763,12 @@ static void render_csv(etw_renderer *rd, const etw_event *ev, const char *line) 
         set[j] = v;
     }
     size_t next = 0; /* the column the text has reached */
+    const size_t time_col = rd->col_of_fixed[COL_TIME];
     for (size_t i = 0; i < rd->nset; i++) {
         size_t c = set[i];
         etw_text_put(t, rd->commas, c - next); /* a comma before every column after the first */
         next = c;
-        if (rd->cols[c].fixed == COL_TIME)
+        if (c == time_col)
             time_text(rd, t, ev->timestamp, 0); /* in the chosen form, never quoted */
         else
             csv_cell(rd, t, rd->cell[c], rd->cell_len[c]);

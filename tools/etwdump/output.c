@@ -46,8 +46,11 @@ static int learn_columns(session *s, etw_renderer *rd) {
     size_t file;
     unsigned long long n = 0;
     s->dc->muted = 1; /* the same problems are reported by the real pass */
+    /* no selection: every event is in, and nothing is labelled (the labeller
+     * walks each payload; the renderer resolves the schema itself) */
+    int all = etw_filter_is_empty(s->filter);
     while (etw_multi_next(s->m, &ev, &file) == ETW_OK && !stop_requested()) {
-        int sel = etw_filter_match(s->filter, s->dec, &ev, NULL);
+        int sel = all ? 1 : etw_filter_match(s->filter, s->dec, &ev, NULL);
         if (sel < 0) return out_of_memory();
         if (!sel || (o->no_manifest_events && etw_decoder_is_manifest_event(&ev))) continue;
         if (etw_renderer_learn(rd, etw_multi_reader(s->m, file), &ev) != ETW_OK) return out_of_memory();
@@ -59,6 +62,37 @@ static int learn_columns(session *s, etw_renderer *rd) {
         return EXIT_FATAL;
     }
     return EXIT_CLEAN;
+}
+
+/* run_events' output, gathered into chunks: one write per chunk instead of
+ * one per event (a CSV row is mostly commas, and long). */
+#define OUT_CHUNK (256u * 1024u)
+typedef struct out_chunk {
+    FILE *f;
+    char *buf; /* NULL (no memory): every event written as it comes */
+    size_t len;
+} out_chunk;
+
+/* write_out's result (0, 1 a closed pipe, -1 an error) */
+static int chunk_flush(out_chunk *c) {
+    if (!c->len) return 0;
+    size_t n = c->len;
+    c->len = 0;
+    return write_out(c->f, c->buf, n);
+}
+
+static int chunk_put(out_chunk *c, const char *p, size_t n) {
+    if (c->buf && n < OUT_CHUNK) {
+        if (c->len + n > OUT_CHUNK) {
+            int w = chunk_flush(c);
+            if (w) return w;
+        }
+        memcpy(c->buf + c->len, p, n);
+        c->len += n;
+        return 0;
+    }
+    int w = chunk_flush(c);
+    return w ? w : write_out(c->f, p, n);
 }
 
 int run_events(session *s) {
@@ -106,6 +140,8 @@ int run_events(session *s) {
         }
     }
     progress *pg = rc == EXIT_CLEAN && !stopped ? progress_start(o, s->m, input_bytes(s->m)) : NULL;
+    int all = etw_filter_is_empty(s->filter);
+    out_chunk oc = {s->out, malloc(OUT_CHUNK), 0};
     etw_event ev;
     size_t file;
     unsigned long long n = 0, read = 0;
@@ -117,8 +153,9 @@ int run_events(session *s) {
             break;
         }
         /* every event goes through the decoder (the filter resolves it), so
-         * EventSource manifests are learned from events left out */
-        int sel = etw_filter_match(s->filter, s->dec, &ev, NULL);
+         * EventSource manifests are learned from events left out; with no
+         * selection every event is rendered, which resolves it */
+        int sel = all ? 1 : etw_filter_match(s->filter, s->dec, &ev, NULL);
         if (sel < 0) {
             rc = out_of_memory();
             break;
@@ -131,7 +168,7 @@ int run_events(session *s) {
             rc = out_of_memory();
             break;
         }
-        int w = write_out(s->out, text, len);
+        int w = chunk_put(&oc, text, len);
         if (w < 0) rc = EXIT_FATAL;
         if (w > 0) stopped = 1;
         if (o->max_events && ++n >= o->max_events) {
@@ -139,6 +176,12 @@ int run_events(session *s) {
             break;
         }
     }
+    if (!stopped && rc != EXIT_FATAL) { /* what was rendered, also after an interruption */
+        int w = chunk_flush(&oc);
+        if (w < 0) rc = EXIT_FATAL;
+        if (w > 0) stopped = 1;
+    }
+    free(oc.buf);
     if (stopped) s->cut_short = 1;
     progress_end(pg);
     if (!stopped && rc != EXIT_FATAL && etw_renderer_footer(rd, &text, &len) == ETW_OK && len &&
