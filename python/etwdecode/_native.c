@@ -1031,29 +1031,6 @@ static int add_filters(Reader *self, PyObject *filters) {
 /* Kernel PerfInfo class and its Sample opcode (TraceEvent's names). */
 static const etw_guid k_perfinfo = {0xce1dbfb4, 0x137e, 0x4da6, {0x87, 0xb0, 0x3f, 0x59, 0xaa, 0x10, 0x2c, 0xbc}};
 
-/* A top-level number field of ev: 1 and *out, else 0. */
-static int field_number(etw_decoder *dec, const etw_event *ev, const etw_schema *sc, const char *name, double *out) {
-    if (!sc) return 0;
-    etw_decode_cursor c;
-    if (etw_decoder_begin(dec, ev, sc, &c) != ETW_OK) return 0;
-    etw_value v;
-    while (etw_decode_next(&c, &v) == ETW_OK) {
-        if (v.depth != 0 || v.kind != ETW_VALUE_SCALAR || !v.name || strcmp(v.name, name)) continue;
-        if (etw_value_is_integer(&v)) {
-            *out = (double)etw_value_u64(&v);
-            return 1;
-        }
-        if (v.in_type == ETW_INTYPE_FLOAT || v.in_type == ETW_INTYPE_DOUBLE) {
-            double d = etw_value_double(&v);
-            if (d != d) return 0;
-            *out = d;
-            return 1;
-        }
-        return 0;
-    }
-    return 0;
-}
-
 typedef struct py_pick_ctx {
     etw_filter *filter; /* NULL: none */
     etw_decoder *dec;
@@ -1075,7 +1052,7 @@ static int py_pick(void *ctx, const etw_event *ev, const etw_schema *sc, uint32_
     if (sel < 0) c->oom = 1;
     if (sel <= 0) return 0;
     *weight = 1.0;
-    if (c->weight && !field_number(c->dec, ev, sc, c->weight, weight)) return 0;
+    if (c->weight && etw_decoder_field_number(c->dec, ev, sc, c->weight, weight) != ETW_OK) return 0;
     return 1;
 }
 
