@@ -516,6 +516,10 @@ PyObject *event_obj(Reader *self, const etw_event *ev, const etw_label *lab) {
         fields = PyDict_New();
     }
     if (set_item(d, K_FIELDS, fields) < 0) goto fail;
+    if (self->several) { /* the trace it came from, as etwdump's "file" */
+        size_t f = etw_multi_current(self->holder);
+        if (f < self->nfiles && PyDict_SetItem(d, g_keys[K_FILE], self->file_names[f]) < 0) goto fail;
+    }
     if (error && set_item(d, K_ERROR, PyUnicode_DecodeUTF8(error, (Py_ssize_t)strlen(error), "replace")) < 0)
         goto fail;
     if ((self->raw_always || !decoded || error) && (ev->user_data_len || error) &&

@@ -9,7 +9,7 @@ const char *const k_key_names[K_COUNT_] = {
     "time", "provider", "provider_guid", "event", "id", "version", "level", "opcode", "task",
     "channel", "keywords", "pid", "process", "tid", "cpu", "data_len", "activity_id", "related_activity_id",
     "container_id", "fields", "stack", "error", "raw", "unsupported", "stack_match_id", "more_stacks",
-    "stack_key", "stack_key_match_id", "more_stack_keys", "match_id",
+    "stack_key", "stack_key_match_id", "more_stack_keys", "match_id", "file",
 };
 PyObject *g_keys[K_COUNT_];
 

@@ -32,7 +32,7 @@ enum {
     K_TIME, K_PROVIDER, K_PROVIDER_GUID, K_EVENT, K_ID, K_VERSION, K_LEVEL, K_OPCODE, K_TASK,
     K_CHANNEL, K_KEYWORDS, K_PID, K_PROCESS, K_TID, K_CPU, K_DATA_LEN, K_ACTIVITY_ID, K_RELATED_ACTIVITY_ID,
     K_CONTAINER_ID, K_FIELDS, K_STACK, K_ERROR, K_RAW, K_UNSUPPORTED, K_STACK_MATCH_ID, K_MORE_STACKS,
-    K_STACK_KEY, K_STACK_KEY_MATCH_ID, K_MORE_STACK_KEYS, K_MATCH_ID, K_COUNT_
+    K_STACK_KEY, K_STACK_KEY_MATCH_ID, K_MORE_STACK_KEYS, K_MATCH_ID, K_FILE, K_COUNT_
 };
 extern const char *const k_key_names[K_COUNT_];
 extern PyObject *g_keys[K_COUNT_];
@@ -61,7 +61,13 @@ typedef struct str_cache {
 typedef struct Reader {
     PyObject_HEAD
     etw_reader *r;           /* borrowed from holder */
-    etw_multi *holder;       /* opened the input (a compressed one unpacked), owns r */
+    etw_multi *holder;       /* opened the inputs (compressed ones unpacked), owns r */
+    int several;             /* a list of inputs holding more than one trace: the events
+                              * come from etw_multi_next, each with its "file" */
+    PyObject **file_names;   /* several: each trace's name (etw_multi_name), as str */
+    size_t nfiles;
+    PyObject *inputs;        /* the inputs as given (a list of str), for stacks=True */
+    Py_ssize_t member;       /* the trace of an archive read alone, or -1 */
     etw_decoder *dec;
     etw_filter *filter;      /* NULL: every event */
     etw_windows_index *win;  /* windows=: the image's providers, NULL: none */
@@ -137,7 +143,7 @@ PyObject *event_obj(Reader *self, const etw_event *ev, const etw_label *lab);
 PyObject *frame_label_obj(PyObject **cache, uint32_t ncache, const etw_profile *p, uint32_t f);
 PyObject *profile_stack_list(PyObject **cache, uint32_t ncache, const etw_profile *p, uint32_t node);
 int py_pick(void *ctx, const etw_event *ev, const etw_schema *sc, uint32_t pid, uint32_t tid, double *weight);
-int build_profile(PyObject *path, int file_order, int default_manifests, const char *lang, PyObject *symbols, int keep_event_stacks, py_pick_ctx *pick, etw_decoder **dec, etw_profile **prof);
+int build_profile(PyObject *path, PyObject *inputs, Py_ssize_t member, int file_order, int default_manifests, const char *lang, PyObject *symbols, int keep_event_stacks, py_pick_ctx *pick, etw_decoder **dec, etw_profile **prof);
 PyObject *native_profile(PyObject *mod, PyObject *args, PyObject *kw);
 /* py_reader.c */
 void keep_diag(Reader *self, const char *msg);
@@ -145,6 +151,7 @@ void on_reader_diag(void *ctx, const etw_diag *d);
 void on_decoder_diag(void *ctx, const etw_diag *d);
 int flush_diags(Reader *self);
 PyObject *raise_status(Reader *self, etw_status s, const char *what);
+etw_status reader_next(Reader *self, etw_event *ev);
 int open_error(PyObject *path, etw_status s, int err);
 int add_filters(Reader *self, PyObject *filters);
 int select_event(Reader *self, const etw_event *ev);

@@ -69,20 +69,22 @@ int py_pick(void *ctx, const etw_event *ev, const etw_schema *sc, uint32_t pid, 
 /* Read the trace at path once into a finished profile (*prof, with its
  * decoder *dec). symbols: a sequence of symbol stores or None. pick: NULL
  * for the profile's own CPU samples. Problems of the data are counted, not
- * told (the event pass tells them). -1 with an exception set. */
-int build_profile(PyObject *path, int file_order, int default_manifests, const char *lang,
-                         PyObject *symbols, int keep_event_stacks, py_pick_ctx *pick, etw_decoder **dec,
+ * told (the event pass tells them). inputs: a list of str read as one
+ * timeline (the Reader's: the events in the same order as its pass), or
+ * NULL for path alone; member >= 0: that trace of an archive alone. -1 with
+ * an exception set. */
+int build_profile(PyObject *path, PyObject *inputs, Py_ssize_t member, int file_order, int default_manifests,
+                  const char *lang, PyObject *symbols, int keep_event_stacks, py_pick_ctx *pick, etw_decoder **dec,
                          etw_profile **prof) {
     *dec = NULL;
     *prof = NULL;
-    PyObject *fs = PyUnicode_EncodeFSDefault(path);
-    if (!fs) return -1;
     PyObject *symseq = NULL;
     const char **paths = NULL;
     Py_ssize_t nsym = 0;
     PyObject **symb = NULL;
     int rc = -1;
-    etw_reader *r = NULL;
+    etw_multi *m = NULL;
+    etw_reader *one = NULL; /* member >= 0: the trace read alone */
     if (symbols && symbols != Py_None) {
         symseq = PySequence_Fast(symbols, "symbols must be a sequence of paths");
         if (!symseq) goto out;
@@ -101,16 +103,34 @@ int build_profile(PyObject *path, int file_order, int default_manifests, const c
     etw_reader_options ro;
     memset(&ro, 0, sizeof ro);
     ro.file_order = file_order;
-    etw_status s;
-    int err;
-    Py_BEGIN_ALLOW_THREADS
-    errno = 0;
-    s = etw_reader_open_file(&r, PyBytes_AS_STRING(fs), &ro);
-    err = errno;
-    Py_END_ALLOW_THREADS
+    etw_status s = etw_multi_new(&m, &ro);
     if (s != ETW_OK) {
-        open_error(path, s, err);
+        PyErr_NoMemory();
         goto out;
+    }
+    Py_ssize_t nin = inputs ? PyList_GET_SIZE(inputs) : 1;
+    for (Py_ssize_t i = 0; i < nin; i++) {
+        PyObject *p = inputs ? PyList_GET_ITEM(inputs, i) : path;
+        PyObject *fs = PyUnicode_EncodeFSDefault(p);
+        if (!fs) goto out;
+        int err;
+        Py_BEGIN_ALLOW_THREADS
+        errno = 0;
+        s = etw_multi_add_file(m, PyBytes_AS_STRING(fs));
+        err = errno;
+        Py_END_ALLOW_THREADS
+        Py_DECREF(fs);
+        if (s != ETW_OK) {
+            open_error(p, s, err);
+            goto out;
+        }
+    }
+    if (member >= 0) {
+        if ((size_t)member >= etw_multi_count(m)) {
+            PyErr_Format(PyExc_IndexError, "%U: member %zd of %zu traces", path, member, etw_multi_count(m));
+            goto out;
+        }
+        one = etw_multi_reader(m, (size_t)member);
     }
     etw_decoder_options dopt;
     memset(&dopt, 0, sizeof dopt);
@@ -136,9 +156,11 @@ int build_profile(PyObject *path, int file_order, int default_manifests, const c
         goto out;
     }
     Py_BEGIN_ALLOW_THREADS
-    s = etw_decoder_prescan(*dec, r);
+    s = ETW_OK;
+    for (size_t i = 0; s == ETW_OK && i < etw_multi_count(m); i++)
+        if (!one || etw_multi_reader(m, i) == one) s = etw_decoder_prescan(*dec, etw_multi_reader(m, i));
     etw_event ev;
-    while (s == ETW_OK && etw_reader_next(r, &ev) == ETW_OK) {
+    while (s == ETW_OK && (one ? etw_reader_next(one, &ev) : etw_multi_next(m, &ev, NULL)) == ETW_OK) {
         const etw_schema *sc = NULL;
         if (!ev.is_logfile_header) etw_decoder_resolve(*dec, &ev, &sc, NULL);
         s = etw_profile_add(*prof, &ev, sc);
@@ -153,12 +175,11 @@ int build_profile(PyObject *path, int file_order, int default_manifests, const c
     }
     rc = 0;
 out:
-    if (r) etw_reader_close(r);
+    etw_multi_free(m);
     for (Py_ssize_t i = 0; symb && i < nsym; i++) Py_XDECREF(symb[i]);
     PyMem_Free(symb);
     PyMem_Free(paths);
     Py_XDECREF(symseq);
-    Py_DECREF(fs);
     if (rc < 0) {
         etw_profile_free(*prof);
         etw_decoder_free(*dec);
@@ -191,7 +212,7 @@ PyObject *native_profile(PyObject *mod, PyObject *args, PyObject *kw) {
     uint32_t ncache = 0;
     if (filters != Py_None && PyObject_IsTrue(filters) && add_filters(&tmp, filters) < 0) goto out;
     py_pick_ctx pick = {tmp.filter, NULL, by_event, weight, 0};
-    if (build_profile(path_obj, file_order, default_manifests, lang, symbols, 0, &pick, &dec, &prof) < 0) goto out;
+    if (build_profile(path_obj, NULL, -1, file_order, default_manifests, lang, symbols, 0, &pick, &dec, &prof) < 0) goto out;
     ncache = etw_profile_frame_count(prof);
     cache = PyMem_Calloc(ncache ? ncache : 1, sizeof *cache);
     if (!cache) {

@@ -28,8 +28,12 @@ void keep_diag(Reader *self, const char *msg) {
 
 void on_reader_diag(void *ctx, const etw_diag *d) {
     Reader *self = ctx;
-    char buf[400];
-    snprintf(buf, sizeof buf, "offset 0x%llx: %s", (unsigned long long)d->file_offset, d->message);
+    char buf[1200];
+    if (self->several && self->holder) /* which trace: the one being read */
+        snprintf(buf, sizeof buf, "%s: offset 0x%llx: %s", etw_multi_name(self->holder, etw_multi_current(self->holder)),
+                 (unsigned long long)d->file_offset, d->message);
+    else
+        snprintf(buf, sizeof buf, "offset 0x%llx: %s", (unsigned long long)d->file_offset, d->message);
     keep_diag(self, buf);
 }
 
@@ -39,7 +43,10 @@ void on_decoder_diag(void *ctx, const etw_diag *d) { keep_diag(ctx, d->message);
 int flush_diags(Reader *self) {
     int rc = 0;
     for (int i = 0; i < self->ndiags; i++) {
-        if (rc == 0 && PyErr_WarnFormat(EtwWarning, 1, "%U: %s", self->path, self->diag_msgs[i]) < 0) rc = -1;
+        /* several traces: the message names its own */
+        if (rc == 0 && (self->several ? PyErr_WarnFormat(EtwWarning, 1, "%s", self->diag_msgs[i])
+                                      : PyErr_WarnFormat(EtwWarning, 1, "%U: %s", self->path, self->diag_msgs[i])) < 0)
+            rc = -1;
         PyMem_RawFree(self->diag_msgs[i]);
     }
     self->ndiags = 0;
@@ -58,6 +65,13 @@ PyObject *raise_status(Reader *self, etw_status s, const char *what) {
     return NULL;
 }
 
+/* The next event: of the one trace, or of several merged by the library
+ * (etw_multi_next: the earliest first, equal times in the order given). */
+etw_status reader_next(Reader *self, etw_event *ev) {
+    if (self->several) return etw_multi_next(self->holder, ev, NULL);
+    return etw_reader_next(self->r, ev);
+}
+
 /* ---- construction ---- */
 
 static void Reader_dealloc(Reader *self) {
@@ -70,6 +84,9 @@ static void Reader_dealloc(Reader *self) {
     etw_windows_index_free(self->win);
     etw_manifest_catalog_free(self->cat);
     etw_multi_free(self->holder);
+    for (size_t i = 0; self->file_names && i < self->nfiles; i++) Py_XDECREF(self->file_names[i]);
+    PyMem_Free(self->file_names);
+    Py_XDECREF(self->inputs);
     etw_text_free(&self->scratch);
     ptr_cache_clear(&self->names);
     str_cache_clear(&self->strings);
@@ -158,11 +175,47 @@ static int Reader_init(Reader *self, PyObject *args, PyObject *kw) {
     int raw = 0, no_me = 0, file_order = 0, no_decode = 0, default_manifests = 1, stacks = 0;
     Py_ssize_t member = -1;
     unsigned long long max_events = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|O$ppKpOOpOpOzpOn", kwlist, PyUnicode_FSDecoder, &path_obj,
+    PyObject *path_arg;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O$ppKpOOpOpOzpOn", kwlist, &path_arg,
                                      &manifests, &raw, &no_me, &max_events, &file_order, &range, &learn,
                                      &no_decode, &filters, &default_manifests, &windows, &lang, &stacks,
                                      &symbols, &member))
         return -1;
+    /* a list (or tuple) of inputs: one timeline, as etwdump reads its inputs */
+    int as_list = PyList_Check(path_arg) || PyTuple_Check(path_arg);
+    PyObject *inputs = PyList_New(0);
+    if (!inputs) return -1;
+    PyObject *seq = as_list ? PySequence_Fast(path_arg, "path") : NULL;
+    Py_ssize_t ninputs = as_list ? (seq ? PySequence_Fast_GET_SIZE(seq) : -1) : 1;
+    for (Py_ssize_t i = 0; i < ninputs; i++) {
+        PyObject *one = NULL;
+        if (!PyUnicode_FSDecoder(as_list ? PySequence_Fast_GET_ITEM(seq, i) : path_arg, &one) ||
+            PyList_Append(inputs, one) < 0) {
+            Py_XDECREF(one);
+            ninputs = -1;
+            break;
+        }
+        Py_DECREF(one);
+    }
+    Py_XDECREF(seq);
+    if (ninputs < 0) {
+        Py_DECREF(inputs);
+        return -1;
+    }
+    if (ninputs == 0 || ninputs > ETW_MULTI_MAX_FILES) {
+        Py_DECREF(inputs);
+        PyErr_Format(PyExc_ValueError, "path: 1 to %d traces", ETW_MULTI_MAX_FILES);
+        return -1;
+    }
+    if (as_list && member >= 0) {
+        Py_DECREF(inputs);
+        PyErr_SetString(PyExc_ValueError, "member= picks a trace of one archive: give one path");
+        return -1;
+    }
+    path_obj = PyList_GET_ITEM(inputs, 0);
+    Py_INCREF(path_obj);
+    Py_XSETREF(self->inputs, inputs);
+    self->member = member;
     if (self->r || self->path) {
         Py_DECREF(path_obj);
         PyErr_SetString(PyExc_RuntimeError, "a Reader is opened once");
@@ -175,27 +228,38 @@ static int Reader_init(Reader *self, PyObject *args, PyObject *kw) {
     self->max_events = max_events;
     etw_text_init(&self->scratch, NULL);
 
-    PyObject *fs = PyUnicode_EncodeFSDefault(self->path);
-    if (!fs) return -1;
     etw_reader_options ro;
     memset(&ro, 0, sizeof ro);
     ro.on_diag = on_reader_diag;
     ro.diag_ctx = self;
     ro.file_order = file_order;
-    etw_status s;
-    int err;
-    /* through an etw_multi: a compressed trace (.etl.gz, .etl.zip) is
+    etw_status s = etw_multi_new(&self->holder, &ro);
+    int err = 0;
+    if (s != ETW_OK) return PyErr_NoMemory(), -1;
+    /* through an etw_multi: compressed traces (.etl.gz, .etl.zip) are
      * unpacked into its memory; member picks one trace of an archive */
-    Py_BEGIN_ALLOW_THREADS
-    errno = 0;
-    s = etw_multi_new(&self->holder, &ro);
-    if (s == ETW_OK) s = etw_multi_add_file(self->holder, PyBytes_AS_STRING(fs));
-    err = errno;
-    Py_END_ALLOW_THREADS
-    Py_DECREF(fs);
-    if (s != ETW_OK) return open_error(self->path, s, err);
+    for (Py_ssize_t i = 0; i < ninputs; i++) {
+        PyObject *one = PyList_GET_ITEM(self->inputs, i);
+        PyObject *fs = PyUnicode_EncodeFSDefault(one);
+        if (!fs) return -1;
+        Py_BEGIN_ALLOW_THREADS
+        errno = 0;
+        s = etw_multi_add_file(self->holder, PyBytes_AS_STRING(fs));
+        err = errno;
+        Py_END_ALLOW_THREADS
+        Py_DECREF(fs);
+        if (s != ETW_OK) return open_error(one, s, err);
+    }
     size_t ntraces = etw_multi_count(self->holder);
-    if (member < 0 && ntraces > 1) {
+    if (as_list && ntraces > 1) {
+        self->several = 1;
+        self->nfiles = ntraces;
+        self->file_names = PyMem_Calloc(ntraces, sizeof *self->file_names);
+        if (!self->file_names) return PyErr_NoMemory(), -1;
+        for (size_t i = 0; i < ntraces; i++)
+            if (!(self->file_names[i] = PyUnicode_DecodeFSDefault(etw_multi_name(self->holder, i)))) return -1;
+    }
+    if (!self->several && member < 0 && ntraces > 1) {
         PyErr_Format(EtwError, "%U: holds %zu traces: etwdecode.open() reads them all, Reader(member=i) one",
                      self->path, ntraces);
         return -1;
@@ -206,6 +270,10 @@ static int Reader_init(Reader *self, PyObject *args, PyObject *kw) {
     }
     self->r = etw_multi_reader(self->holder, member < 0 ? 0 : (size_t)member);
 
+    if (self->several && (range != Py_None || learn != Py_None || no_decode)) {
+        PyErr_SetString(PyExc_ValueError, "range=, learn= and no_decode= read one trace");
+        return -1;
+    }
     if (no_decode) return flush_diags(self);
     etw_decoder_options dopt;
     memset(&dopt, 0, sizeof dopt);
@@ -241,9 +309,16 @@ static int Reader_init(Reader *self, PyObject *args, PyObject *kw) {
     }
     /* relative since/until count from the session start, also in a range
      * that does not start with the log-file header */
-    if (self->filter)
-        etw_filter_set_origin(self->filter,
-                              etw_reader_to_filetime(self->r, etw_reader_logfile(self->r)->raw_timestamp));
+    if (self->filter) {
+        /* several traces: "0 s" is the earliest session start, as etwdump has it */
+        int64_t origin = etw_reader_to_filetime(self->r, etw_reader_logfile(self->r)->raw_timestamp);
+        for (size_t i = 1; self->several && i < self->nfiles; i++) {
+            const etw_reader *ri = etw_multi_reader(self->holder, i);
+            int64_t t = etw_reader_to_filetime(ri, etw_reader_logfile(ri)->raw_timestamp);
+            if (t < origin) origin = t;
+        }
+        etw_filter_set_origin(self->filter, origin);
+    }
 
     /* a directory among the manifests: every path through one catalog, in
      * order (as etwdump -m), so a folder's files load when used */
@@ -334,7 +409,10 @@ static int Reader_init(Reader *self, PyObject *args, PyObject *kw) {
     if (learn == Py_None) {
         self->muted = 1; /* the same problems come again during iteration */
         Py_BEGIN_ALLOW_THREADS
-        s = etw_decoder_prescan(self->dec, self->r);
+        s = ETW_OK;
+        /* every trace's merged schemas, into the one decoder (as etwdump) */
+        for (size_t i = 0; s == ETW_OK && i < (self->several ? self->nfiles : 1); i++)
+            s = etw_decoder_prescan(self->dec, self->several ? etw_multi_reader(self->holder, i) : self->r);
         Py_END_ALLOW_THREADS
         self->muted = 0;
         if (s != ETW_OK) return raise_status(self, s, "reading the trace"), -1;
@@ -371,7 +449,7 @@ static int Reader_init(Reader *self, PyObject *args, PyObject *kw) {
             PyErr_SetString(PyExc_ValueError, "stacks=True reads the whole trace: not with a range");
             return -1;
         }
-        if (build_profile(self->path, file_order, default_manifests, lang, symbols, 1, NULL, &self->prof_dec,
+        if (build_profile(self->path, self->inputs, self->member, file_order, default_manifests, lang, symbols, 1, NULL, &self->prof_dec,
                           &self->prof) < 0)
             return -1;
         self->nframe_str = etw_profile_frame_count(self->prof);
@@ -402,7 +480,7 @@ static PyObject *Reader_iternext(Reader *self) {
     if (self->max_events && self->returned >= self->max_events) goto end;
     for (;;) {
         etw_event ev;
-        etw_status s = etw_reader_next(self->r, &ev);
+        etw_status s = reader_next(self, &ev);
         if (s != ETW_OK) {
             if (flush_diags(self) < 0) return NULL;
             if (s != ETW_END) return raise_status(self, s, "reading the trace");
@@ -435,14 +513,28 @@ end:
 }
 
 /* stats(): what the reader and decoder counted so far. */
+static PyObject *reader_stats_of(const etw_reader *rd);
+
 static PyObject *Reader_stats(Reader *self, PyObject *unused) {
     (void)unused;
     if (!self->r) {
         PyErr_SetString(PyExc_ValueError, "the reader is closed");
         return NULL;
     }
-    const etw_reader_stats *st = etw_reader_stats_get(self->r);
-    const etw_logfile_header *h = etw_reader_logfile(self->r);
+    if (!self->several) return reader_stats_of(self->r);
+    /* several traces: each one's counts, by its name */
+    PyObject *d = PyDict_New();
+    for (size_t i = 0; d && i < self->nfiles; i++) {
+        PyObject *one = reader_stats_of(etw_multi_reader(self->holder, i));
+        if (!one || PyDict_SetItem(d, self->file_names[i], one) < 0) Py_CLEAR(d);
+        Py_XDECREF(one);
+    }
+    return d;
+}
+
+static PyObject *reader_stats_of(const etw_reader *rd) {
+    const etw_reader_stats *st = etw_reader_stats_get(rd);
+    const etw_logfile_header *h = etw_reader_logfile(rd);
     PyObject *forms = PyDict_New();
     if (!forms) return NULL;
     for (int f = 0; f < ETW_FORM_COUNT_; f++)
@@ -503,6 +595,7 @@ static PyObject *Reader_exit(Reader *self, PyObject *args) {
 static PyObject *Reader_scan(Reader *self, PyObject *unused) {
     (void)unused;
     if (!self->r) return raise_status(self, ETW_E_INVALID_ARG, "closed");
+    if (self->several) return raise_status(self, ETW_E_INVALID_ARG, "_scan reads one trace");
     PyObject *counts = PyDict_New(), *places = PyList_New(0);
     if (!counts || !places) goto fail;
     etw_event ev;
@@ -564,7 +657,7 @@ static PyObject *Reader_summary(Reader *self, PyObject *arg) {
     etw_event ev;
     uint64_t n = 0;
     while (s == ETW_OK && (!self->max_events || n < self->max_events)) {
-        etw_status rs = etw_reader_next(self->r, &ev);
+        etw_status rs = reader_next(self, &ev);
         if (rs != ETW_OK) {
             if (rs != ETW_END) s = rs;
             break;
@@ -587,11 +680,24 @@ static PyObject *Reader_summary(Reader *self, PyObject *arg) {
         size_t len = 0;
         PyObject *name = PyUnicode_EncodeFSDefault(self->path);
         if (!name) goto done;
-        const etw_reader *readers[1] = {self->r};
-        const char *names[1] = {PyBytes_AS_STRING(name)};
-        s = st ? etw_stats_json(st, readers, names, 1, &text, &len) : etw_schemas_json(sc, &text, &len);
-        if (s == ETW_OK) out = PyUnicode_DecodeUTF8(text, (Py_ssize_t)len, "replace");
+        /* several traces: each one's header facts, by its name */
+        size_t n = self->several ? self->nfiles : 1;
+        const etw_reader **readers = PyMem_Calloc(n, sizeof *readers);
+        const char **names = PyMem_Calloc(n, sizeof *names);
+        if (!readers || !names) {
+            PyErr_NoMemory();
+        } else {
+            for (size_t i = 0; i < n; i++) {
+                readers[i] = self->several ? etw_multi_reader(self->holder, i) : self->r;
+                names[i] = self->several ? etw_multi_name(self->holder, i) : PyBytes_AS_STRING(name);
+            }
+            s = st ? etw_stats_json(st, readers, names, n, &text, &len) : etw_schemas_json(sc, &text, &len);
+            if (s == ETW_OK) out = PyUnicode_DecodeUTF8(text, (Py_ssize_t)len, "replace");
+        }
+        PyMem_Free(readers);
+        PyMem_Free(names);
         Py_DECREF(name);
+        if (!readers || !names) goto done;
     }
     if (s != ETW_OK) raise_status(self, s, want_schemas ? "schemas" : "stats");
 done:
@@ -607,6 +713,7 @@ static PyObject *Reader_split(Reader *self, PyObject *arg) {
         PyErr_SetString(PyExc_ValueError, "the reader is closed");
         return NULL;
     }
+    if (self->several) return raise_status(self, ETW_E_INVALID_ARG, "_split reads one trace");
     unsigned long n = PyLong_AsUnsignedLong(arg);
     if (PyErr_Occurred()) return NULL;
     if (n == 0 || n > 1000000) {
