@@ -218,15 +218,32 @@ def profile(path, *, event=None, weight=None, symbols=None, file_order=False,
     return pandas.DataFrame.from_records(rows, columns=list(PROFILE_COLUMNS))
 
 
-def to_pandas(path, manifests=(), *, expand=None, **kwargs):
-    """The events of a trace as a pandas DataFrame: the header keys as
-    columns (``time`` as datetime64[ns, UTC]), and a ``fields`` column of
-    dicts -- or one column per field when the selected events are all of one
-    kind (one provider and event name), or when expand=True (the union of
-    the fields; expand=False keeps the dicts). kwargs: as open()."""
-    from ._frames import events_to_frame
+def to_pandas(path, manifests=(), *, expand=None, columns=None, **kwargs):
+    """The events of a trace (or several, as open()) as a pandas DataFrame,
+    built column by column in C (no event dicts in between):
+
+    - the header keys as columns: ``time`` as datetime64[ns, UTC] (exact to
+      the ns, from the integer time), ``provider``, ``event`` (and ``file``
+      for several traces) as categoricals, ``keywords`` uint64, the other
+      numbers int64 (pid/tid -1: none), the optional keys (process,
+      activity_id, stack, error, raw, ...) objects, None where absent;
+    - the fields: a ``fields`` column of dicts -- or one column per field
+      when the selected events are all of one kind (one provider and event
+      name), or when expand=True (the union of the fields; expand=False
+      keeps the dicts). A field column is Int64/UInt64 by the field's TDH
+      in-type (signed types Int64; unsigned ones, pointers, sizes and hex
+      types UInt64: exact, <NA> where an event lacks it; plain int64/uint64
+      when every row has a value), float64, ``boolean``, or objects (str,
+      GUIDs as str, bytes, dicts and lists for structs and arrays; also a
+      field whose type differs between events). A field named like a header
+      key is ``fields.NAME``.
+
+    columns: only these columns are built, in this order: header keys and
+    field names (``fields.NAME`` for a field named like a header key;
+    ``fields``: the dicts). kwargs: as open()."""
+    from ._frames import native_frame
     with open(path, manifests, **kwargs) as events:
-        return events_to_frame(events, expand=expand)
+        return native_frame(events._reader, columns=columns, expand=expand)
 
 
 def stats(path, manifests=(), *, no_manifest_events=False, max_events=0, default_manifests=True,

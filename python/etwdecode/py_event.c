@@ -92,11 +92,16 @@ PyObject *value_via_json(Reader *self, const etw_value *v) {
     return scratch_scalar(self);
 }
 
-/* Integers, as integer_json() writes them (src/format/etw_fields_json.c). */
-PyObject *integer_obj(Reader *self, const etw_value *v) {
+/* How integer_obj() gives an integer value (integer_json() in
+ * src/format/etw_fields_json.c decides the same way): NUM_I64 (*out holds
+ * the signed value's bits), NUM_U64, NUM_BOOL, or NUM_OBJ for the other
+ * forms (map names, characters, addresses, times, a bad size), which
+ * integer_obj() builds. Signed only for the signed in-types (and unsigned
+ * ones shown as signed); pointers, sizes and hex types are unsigned. */
+int integer_class(const etw_value *v, uint64_t *out) {
     const uint8_t *d = v->data;
     uint32_t size = v->size;
-    uint16_t in = v->in_type, out = v->out_type;
+    uint16_t in = v->in_type, out_type = v->out_type;
     uint64_t u;
     switch (size) {
     case 1: u = d[0]; break;
@@ -107,15 +112,14 @@ PyObject *integer_obj(Reader *self, const etw_value *v) {
         for (int i = 7; i >= 0; i--) u = u << 8 | d[i];
         break;
     }
-    default: Py_RETURN_NONE;
+    default: return NUM_OBJ;
     }
-    if (v->prop && v->prop->map && v->prop->map->entries && v->prop->map->count) return value_via_json(self, v);
-    switch (out) {
-    case ETW_OUTTYPE_BOOLEAN:
-        return PyBool_FromLong(u != 0);
+    if (v->prop && v->prop->map && v->prop->map->entries && v->prop->map->count) return NUM_OBJ;
+    *out = u;
+    switch (out_type) {
+    case ETW_OUTTYPE_BOOLEAN: return NUM_BOOL;
     case ETW_OUTTYPE_STRING:
-        if (size == 1) return ansi_str(d, 1);
-        if (size == 2) return utf16_str(d, 2);
+        if (size == 1 || size == 2) return NUM_OBJ;
         break;
     case ETW_OUTTYPE_HEXINT8:
     case ETW_OUTTYPE_HEXINT16:
@@ -125,18 +129,20 @@ PyObject *integer_obj(Reader *self, const etw_value *v) {
     case ETW_OUTTYPE_CODE_POINTER:
     case ETW_OUTTYPE_WIN32ERROR: /* "0x..." in JSON: unsigned, as the hex types */
     case ETW_OUTTYPE_NTSTATUS:
-    case ETW_OUTTYPE_HRESULT:
-        return PyLong_FromUnsignedLongLong(u);
+    case ETW_OUTTYPE_HRESULT: return NUM_U64;
     case ETW_OUTTYPE_IPV4:
-        if (size == 4) return value_via_json(self, v);
+        if (size == 4) return NUM_OBJ;
         break;
     case ETW_OUTTYPE_PORT:
-        if (size == 2) return PyLong_FromLong((long)(d[0] << 8 | d[1]));
+        if (size == 2) {
+            *out = (uint64_t)(d[0] << 8 | d[1]); /* network byte order */
+            return NUM_U64;
+        }
         break;
     case ETW_OUTTYPE_DATETIME:
     case ETW_OUTTYPE_DATETIME_UTC:
     case ETW_OUTTYPE_CULTURE_INSENSITIVE_DATETIME:
-        if (size == 8) return value_via_json(self, v);
+        if (size == 8) return NUM_OBJ;
         break;
     default: break;
     }
@@ -144,16 +150,15 @@ PyObject *integer_obj(Reader *self, const etw_value *v) {
     case ETW_INTYPE_HEXINT32:
     case ETW_INTYPE_HEXINT64:
     case ETW_INTYPE_POINTER:
-    case ETW_INTYPE_SIZET:
-        return PyLong_FromUnsignedLongLong(u);
+    case ETW_INTYPE_SIZET: return NUM_U64;
     case ETW_INTYPE_INT8:
     case ETW_INTYPE_INT16:
     case ETW_INTYPE_INT32:
     case ETW_INTYPE_INT64: break;
     default:
-        if (out != ETW_OUTTYPE_BYTE && out != ETW_OUTTYPE_SHORT && out != ETW_OUTTYPE_INT &&
-            out != ETW_OUTTYPE_LONG)
-            return PyLong_FromUnsignedLongLong(u);
+        if (out_type != ETW_OUTTYPE_BYTE && out_type != ETW_OUTTYPE_SHORT && out_type != ETW_OUTTYPE_INT &&
+            out_type != ETW_OUTTYPE_LONG)
+            return NUM_U64;
     }
     int64_t s;
     switch (size) {
@@ -162,7 +167,28 @@ PyObject *integer_obj(Reader *self, const etw_value *v) {
     case 4: s = (int32_t)(uint32_t)u; break;
     default: s = (int64_t)u; break;
     }
-    return PyLong_FromLongLong(s);
+    memcpy(out, &s, sizeof s);
+    return NUM_I64;
+}
+
+/* Integers, as integer_json() writes them (src/format/etw_fields_json.c). */
+PyObject *integer_obj(Reader *self, const etw_value *v) {
+    uint64_t u = 0;
+    int64_t s;
+    switch (integer_class(v, &u)) {
+    case NUM_I64: memcpy(&s, &u, sizeof s); return PyLong_FromLongLong(s);
+    case NUM_U64: return PyLong_FromUnsignedLongLong(u);
+    case NUM_BOOL: return PyBool_FromLong(u != 0);
+    default: break;
+    }
+    const uint8_t *d = v->data;
+    uint32_t size = v->size;
+    if (size != 1 && size != 2 && size != 4 && size != 8) Py_RETURN_NONE;
+    if (v->prop && v->prop->map && v->prop->map->entries && v->prop->map->count) return value_via_json(self, v);
+    switch (v->out_type) {
+    case ETW_OUTTYPE_STRING: return size == 1 ? ansi_str(d, 1) : utf16_str(d, 2);
+    default: return value_via_json(self, v); /* an IPv4 address, a time */
+    }
 }
 
 /* One SCALAR or UNSUPPORTED value, as etw_value_json() writes it. */
@@ -310,7 +336,9 @@ fail:
 }
 
 PyObject *logfile_obj(Reader *self) {
-    const etw_logfile_header *h = etw_reader_logfile(self->r);
+    /* several traces: the header of the trace being read */
+    const etw_reader *r = self->several ? etw_multi_reader(self->holder, etw_multi_current(self->holder)) : self->r;
+    const etw_logfile_header *h = etw_reader_logfile(r);
     PyObject *d = PyDict_New();
     if (!d) return NULL;
     if (set_named(d, "BufferSize", PyLong_FromUnsignedLong(h->buffer_size)) < 0 ||
@@ -470,8 +498,12 @@ PyObject *event_obj(Reader *self, const etw_event *ev, const etw_label *lab) {
     size_t pname_len;
     PyObject *d = PyDict_New();
     if (!d) return NULL;
-    if (set_item(d, K_TIME, time_ns(ev->timestamp)) < 0 ||
-        set_item(d, K_PROVIDER,
+    if (set_item(d, K_TIME, time_ns(ev->timestamp)) < 0) goto fail;
+    if (self->several) { /* the trace it came from, after the time as etwdump has it */
+        size_t f = etw_multi_current(self->holder);
+        if (f < self->nfiles && PyDict_SetItem(d, g_keys[K_FILE], self->file_names[f]) < 0) goto fail;
+    }
+    if (        set_item(d, K_PROVIDER,
                  label_name(self, lab->provider, lab->provider_len, schema ? schema->provider_name : NULL)) < 0 ||
         set_item(d, K_PROVIDER_GUID, guid_str(self, &ev->provider)) < 0 ||
         set_item(d, K_EVENT, label_name(self, lab->event, lab->event_len, schema ? schema->event_name : NULL)) < 0 ||
@@ -516,10 +548,6 @@ PyObject *event_obj(Reader *self, const etw_event *ev, const etw_label *lab) {
         fields = PyDict_New();
     }
     if (set_item(d, K_FIELDS, fields) < 0) goto fail;
-    if (self->several) { /* the trace it came from, as etwdump's "file" */
-        size_t f = etw_multi_current(self->holder);
-        if (f < self->nfiles && PyDict_SetItem(d, g_keys[K_FILE], self->file_names[f]) < 0) goto fail;
-    }
     if (error && set_item(d, K_ERROR, PyUnicode_DecodeUTF8(error, (Py_ssize_t)strlen(error), "replace")) < 0)
         goto fail;
     if ((self->raw_always || !decoded || error) && (ev->user_data_len || error) &&

@@ -127,6 +127,9 @@ PyObject *ansi_str(const uint8_t *p, size_t n);
 int set_item(PyObject *d, int key, PyObject *v);
 int set_named(PyObject *d, const char *name, PyObject *v);
 PyObject *value_via_json(Reader *self, const etw_value *v);
+/* integer_class(): how an integer value is given */
+enum { NUM_OBJ, NUM_I64, NUM_U64, NUM_BOOL };
+int integer_class(const etw_value *v, uint64_t *out);
 PyObject *integer_obj(Reader *self, const etw_value *v);
 PyObject *value_obj(Reader *self, const etw_value *v);
 PyObject *fields_obj(Reader *self, const etw_schema *s, const etw_event *ev, uint32_t *trailing);
@@ -156,5 +159,8 @@ int open_error(PyObject *path, etw_status s, int err);
 int add_filters(Reader *self, PyObject *filters);
 int select_event(Reader *self, const etw_event *ev);
 PyObject *native_traces(PyObject *mod, PyObject *arg);
+
+/* py_frames.c */
+PyObject *Reader_frame(Reader *self, PyObject *args);
 
 #endif

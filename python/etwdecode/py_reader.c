@@ -744,6 +744,7 @@ static PyMethodDef Reader_methods[] = {
     {"_scan", (PyCFunction)Reader_scan, METH_NOARGS, "Counts by provider and schema-record places."},
     {"_split", (PyCFunction)Reader_split, METH_O, "Time boundaries of about equal byte ranges."},
     {"_summary", (PyCFunction)Reader_summary, METH_O, "etwdump --stats --format json / --schemas text."},
+    {"_frame", (PyCFunction)Reader_frame, METH_VARARGS, "_frame(columns=None, expand=None): the events as typed columns."},
     {NULL, NULL, 0, NULL},
 };
 
