@@ -311,6 +311,7 @@ typedef struct expected_offset {
 #define D42 "kernel-mof.md 4.2"
 #define TEV "TraceEvent getters"
 #define MOF "PerfView Vista MOF + 4.0 sizes"
+#define D5 "kernel-mof.md 5 (SystemConfig v2 types 29-35)"
 
 static const expected_offset k_offsets[] = {
     /* kernel-mof.md §4.2 "DiskIo_V2_TypeGroup1 v2 / DiskIo_TypeGroup1 v3" */
@@ -509,6 +510,16 @@ static const expected_offset k_offsets[] = {
     {"SystemConfig", "SystemConfig_V3_CPU", 3, "MemorySpeed", 816, 824, D42},
     {"SystemConfig", "SystemConfig_V3_CPU", 3, NULL, 820, 828, D42},
     {"SystemConfig", "SystemConfig_V0_CPU", 0, "HyperThreadingFlag", 796, 796, TEV},
+    /* §5: Processors = 12 + 128 + 256 + 32 = 428 bytes, names in that order */
+    {"SystemConfig", "SystemConfig_Processors", 2, "ProcessorName", 12, 12, D5},
+    {"SystemConfig", "SystemConfig_Processors", 2, "ProcessorIdentifier", 140, 140, D5},
+    {"SystemConfig", "SystemConfig_Processors", 2, "VendorIdentifier", 396, 396, D5},
+    {"SystemConfig", "SystemConfig_Processors", 2, NULL, 428, 428, D5},
+    /* §5: DeviceFamily u64, u32, u32; CodeIntegrity u32; TelemetryConfiguration GUID */
+    {"SystemConfig", "SystemConfig_DeviceFamily", 2, "DeviceForm", 12, 12, D5},
+    {"SystemConfig", "SystemConfig_DeviceFamily", 2, NULL, 16, 16, D5},
+    {"SystemConfig", "SystemConfig_CodeIntegrity", 2, NULL, 4, 4, D5},
+    {"SystemConfig", "SystemConfig_TelemetryConfiguration", 2, NULL, 16, 16, D5},
     /* TraceEvent SystemConfigPhyDiskTraceData / LogDisk / Video / NIC / Services */
     {"SystemConfig", "SystemConfig_PhyDisk", 2, "Manufacturer", 40, 40, TEV},
     {"SystemConfig", "SystemConfig_PhyDisk", 2, "PartitionCount", 552, 552, TEV},

@@ -1610,6 +1610,71 @@ static void test_many_entries(void) {
     etw_metadata_set_free(m);
 }
 
+/* Payload subjects (src/schema/etw_subject.c) hold for schemas from the
+ * merged metadata: a Microsoft-Windows-Kernel-Network receive (event 11,
+ * task KERNEL_NETWORK_TASK_TCPIP 10, opcode 11; its template as the
+ * provider's manifest declares it, tests/data/SOURCES.md) logged from a DPC
+ * (header pid 0) is the payload PID's, through a decoder that learned the
+ * TRACE_EVENT_INFO from a MetaData record. */
+static void test_payload_subject(void) {
+    static const tprop props[] = {
+        {0, "PID", ETW_INTYPE_UINT32, 0, NULL, 1, 4, 0},   {0, "size", ETW_INTYPE_UINT32, 0, NULL, 1, 4, 0},
+        {0, "daddr", ETW_INTYPE_UINT32, 0, NULL, 1, 4, 0}, {0, "saddr", ETW_INTYPE_UINT32, 0, NULL, 1, 4, 0},
+        {0, "dport", ETW_INTYPE_UINT16, 0, NULL, 1, 2, 0}, {0, "sport", ETW_INTYPE_UINT16, 0, NULL, 1, 2, 0},
+        {0, "seqnum", ETW_INTYPE_UINT32, 0, NULL, 1, 4, 0}, {0, "connid", ETW_INTYPE_UINT32, 0, NULL, 1, 4, 0}};
+    tspec t;
+    memset(&t, 0, sizeof t);
+    t.provider = (etw_guid){0x7dd42a49u, 0x5329, 0x4832, {0x8d, 0xfd, 0x43, 0xd9, 0x79, 0x15, 0x3a, 0x88}};
+    t.id = 11;
+    t.level = 4;
+    t.opcode = 11;
+    t.task = 10;
+    t.keywords = 0x10;
+    t.decoding = 0; /* DecodingSourceXMLFile: a manifest event */
+    t.provider_name = "Microsoft-Windows-Kernel-Network";
+    t.task_name = "KERNEL_NETWORK_TASK_TCPIP";
+    t.opcode_name = "Datareceived.";
+    t.top = t.n = 8;
+    t.props = props;
+    etb_buf b;
+    build_tei(&b, &t);
+    etw_decoder *d = NULL;
+    ETW_CHECK_INT(etw_decoder_new(&d, NULL), ETW_OK);
+    if (!d) {
+        etb_free(&b);
+        return;
+    }
+    etw_event md = md_record(ETW_METADATA_OPCODE_EVENT_INFO, b.data, b.len);
+    ETW_CHECK_INT(etw_decoder_learn(d, &md), ETW_OK);
+    uint8_t pay[28] = {0};
+    put32_le(pay, 2716);
+    put32_le(pay + 4, 512);
+    etw_event ev = plain_event(&t.provider, 11, 0, 8);
+    ev.opcode = 11;
+    ev.task = 10;
+    ev.pid = 0;
+    ev.tid = 0;
+    ev.user_data = pay;
+    ev.user_data_len = sizeof pay;
+    const etw_schema *s = NULL;
+    ETW_CHECK_INT(etw_decoder_resolve(d, &ev, &s, NULL), ETW_OK);
+    if (s) {
+        ETW_CHECK_INT(s->source, ETW_SOURCE_METADATA);
+        uint32_t pid = 1, tid = 1;
+        etw_decoder_event_ids(d, &ev, s, &pid, &tid);
+        ETW_CHECK_INT(pid, 2716);
+        ETW_CHECK_INT(tid, ETW_NO_ID);
+        /* the process's own thread */
+        ev.pid = 2716;
+        ev.tid = 3000;
+        etw_decoder_event_ids(d, &ev, s, &pid, &tid);
+        ETW_CHECK_INT(pid, 2716);
+        ETW_CHECK_INT(tid, 3000);
+    }
+    etw_decoder_free(d);
+    etb_free(&b);
+}
+
 int main(void) {
     ETW_RUN(test_net_trace);
     ETW_RUN(test_decoder_end_to_end);
@@ -1629,5 +1694,6 @@ int main(void) {
     ETW_RUN(test_string_amplification);
     ETW_RUN(test_out_of_memory);
     ETW_RUN(test_many_entries);
+    ETW_RUN(test_payload_subject);
     return ETW_TEST_DONE();
 }

@@ -244,8 +244,12 @@ etw_status etw_decoder_provider_name(const etw_event *ev, const etw_schema *s,
  * ProcessId for Process events, its ThreadId for PerfInfo/Sample, IssuingThreadId
  * for DiskIO, StackProcess/StackThread for StackWalk, ..., and the process of
  * a thread from the Thread/Start and Thread/DCStart events resolved before
- * (a bounded table: docs/kernel.md). ETW_NO_ID where none is known.
- * Allocates nothing. */
+ * (a bounded table: docs/kernel.md). Manifest events of providers that log
+ * on another process's behalf, whatever source described them: the
+ * payload's process (Microsoft-Windows-Kernel-Network: PID; the tid is
+ * ETW_NO_ID when that is not the header's process; the schema's subject_*
+ * members, docs/kernel.md "Payload subjects of manifest providers").
+ * ETW_NO_ID where none is known. Allocates nothing. */
 void etw_decoder_event_ids(const etw_decoder *d, const etw_event *ev, const etw_schema *s,
                            uint32_t *pid, uint32_t *tid);
 

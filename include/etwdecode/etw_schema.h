@@ -127,7 +127,11 @@ typedef enum etw_outtype {
     ETW_OUTTYPE_CODE_POINTER = 37,
     ETW_OUTTYPE_DATETIME_UTC = 38,
     ETW_OUTTYPE_REDUCEDSTRING = 300,
-    ETW_OUTTYPE_NOPRINT = 301
+    ETW_OUTTYPE_NOPRINT = 301,
+    /* etwdecode's own, never in a TDH schema: a BINARY that is LZNT1-compressed
+     * UTF-16LE text, which the writers show decompressed as a string
+     * (KernelTraceControl WinSat's XML; src/common/etw_lznt1.h) */
+    ETW_OUTTYPE_LZNT1_UTF16 = 0x7F01
 } etw_outtype;
 
 /* Property flags. The low eight bits equal tdh.h PROPERTY_FLAGS so that
@@ -232,7 +236,27 @@ typedef struct etw_schema {
     uint16_t prop_count;
     uint16_t top_count;
     const etw_property *props;
+    /* The payload property that names the process the event is about, for
+     * providers that log on another process's behalf (docs/kernel.md,
+     * "Payload subjects of manifest providers"). Set by the schema cache
+     * when a schema enters it, whatever a source's draft held: with
+     * ETW_SUBJECT_PID in subject_flags, subject_prop is that top-level
+     * property's index and subject_off its byte offset (ETW_SUBJECT_NONE:
+     * not fixed, found by walking the payload). A schema made by hand and
+     * zero-filled has none. etw_decoder_event_ids applies them. */
+    uint16_t subject_prop;
+    uint16_t subject_off;
+    uint8_t subject_flags;
 } etw_schema;
+
+/* subject_prop / subject_off: none / no fixed offset. */
+#define ETW_SUBJECT_NONE 0xFFFFu
+/* subject_flags: the pid is the subject property's value (when the payload
+ * holds it) */
+#define ETW_SUBJECT_PID 0x01u
+/* subject_flags: the tid is unknown (ETW_NO_ID) when that pid is not the
+ * header's (the header's thread then belongs to another process) */
+#define ETW_SUBJECT_TID_NONE_IF_MOVED 0x02u
 
 /* A short name for an in-type as the JSON contract's "unsupported" value
  * uses it ("UNICODESTRING", "INT32", ...; "INTYPE(n)" is never returned:

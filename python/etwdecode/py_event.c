@@ -255,6 +255,8 @@ PyObject *value_obj(Reader *self, const etw_value *v) {
     case ETW_INTYPE_BINARY:
     case ETW_INTYPE_MANIFEST_COUNTEDBINARY:
     case ETW_INTYPE_HEXDUMP:
+        if (v->out_type == ETW_OUTTYPE_LZNT1_UTF16)
+            return value_via_json(self, v); /* the decompressed text (WinSat's XML) */
         if (v->out_type == ETW_OUTTYPE_IPV6 || v->out_type == ETW_OUTTYPE_IPV4 ||
             v->out_type == ETW_OUTTYPE_SOCKETADDRESS) {
             etw_text_clear(&self->scratch);

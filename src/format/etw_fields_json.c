@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/etw_bytes.h"
+#include "common/etw_lznt1.h"
 #include "etwdecode/etw_decoder.h"
 #include "format/etw_json_spans.h"
 
@@ -339,8 +340,58 @@ static void integer_json(etw_text *t, const etw_value *v) {
     etw_text_i64(t, s);
 }
 
+/* ------------------------------------------------------------------------ */
+/* LZNT1-compressed UTF-16 text (ETW_OUTTYPE_LZNT1_UTF16)                   */
+
+/* The most text one value decompresses to; past it, or when the data does
+ * not decompress, the value is shown as hex like any binary (docs/limits.md). */
+#define LZNT1_TEXT_MAX (1u << 20)
+
+typedef struct {
+    etw_text *t;
+    uint8_t buf[ETW_LZNT1_CHUNK + 4]; /* a chunk after the bytes carried from the last one */
+    size_t carry;                     /* an odd byte and/or a high surrogate left over */
+    int ended;                        /* a NUL unit was met: the text ends there */
+} lznt1_text;
+
+static etw_status lznt1_text_emit(void *ctx, const uint8_t *p, size_t n) {
+    lznt1_text *x = ctx;
+    if (x->ended) return ETW_OK;
+    memcpy(x->buf + x->carry, p, n);
+    size_t len = x->carry + n, keep = len & 1;
+    for (size_t i = 0; i + 1 < len - keep; i += 2)
+        if (!x->buf[i] && !x->buf[i + 1]) {
+            etw_text_json_utf16le_body(x->t, x->buf, i);
+            x->ended = 1;
+            return ETW_OK;
+        }
+    if (len - keep >= 2 && (x->buf[len - keep - 1] & 0xFC) == 0xD8) keep += 2; /* a pair may straddle */
+    etw_text_json_utf16le_body(x->t, x->buf, len - keep);
+    memmove(x->buf, x->buf + len - keep, keep);
+    x->carry = keep;
+    return ETW_OK;
+}
+
+/* 1 when the value was written as text, 0 when it does not decompress. */
+static int lznt1_text_json(etw_text *t, const etw_value *v) {
+    size_t total = 0;
+    if (etw_lznt1_decompress(v->data, v->size, LZNT1_TEXT_MAX, NULL, NULL, &total) != ETW_OK) return 0;
+    lznt1_text x;
+    x.t = t;
+    x.carry = 0;
+    x.ended = 0;
+    etw_text_putc(t, '"');
+    etw_lznt1_decompress(v->data, v->size, LZNT1_TEXT_MAX, lznt1_text_emit, &x, NULL);
+    if (!x.ended && x.carry >= 2) etw_text_json_utf16le_body(t, x.buf, x.carry & ~(size_t)1);
+    etw_text_putc(t, '"');
+    return 1;
+}
+
 static void binary_json(etw_text *t, const etw_value *v) {
     switch (v->out_type) {
+    case ETW_OUTTYPE_LZNT1_UTF16:
+        if (lznt1_text_json(t, v)) return;
+        break;
     case ETW_OUTTYPE_IPV6:
         if (v->size == 16) {
             etw_text_putc(t, '"');

@@ -80,6 +80,7 @@ const char *etw_outtype_name(uint16_t t) {
     if (t < sizeof names / sizeof names[0]) return names[t];
     if (t == ETW_OUTTYPE_REDUCEDSTRING) return "REDUCEDSTRING";
     if (t == ETW_OUTTYPE_NOPRINT) return "NOPRINT";
+    if (t == ETW_OUTTYPE_LZNT1_UTF16) return "LZNT1_UTF16";
     return "UNKNOWN";
 }
 

@@ -781,6 +781,18 @@ void etw_text_json_utf16le(etw_text *t, const uint8_t *p, size_t nbytes)
     t->len = (size_t)(o - t->data);
 }
 
+void etw_text_json_utf16le_body(etw_text *t, const uint8_t *p, size_t nbytes)
+{
+    size_t n = nbytes / 2;
+    if (!n)
+        return;
+    char *o = json_reserve(t, n);
+    if (!o)
+        return;
+    o = json_utf16_body(o, p, n);
+    t->len = (size_t)(o - t->data);
+}
+
 /* The body of a JSON string from Latin-1 bytes. */
 static char *json_latin1_body(char *o, const uint8_t *p, const uint8_t *end)
 {

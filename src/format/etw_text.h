@@ -125,6 +125,8 @@ void etw_text_json_utf8(etw_text *t, const char *s, size_t n);
 /* UTF-16LE code units; an odd last byte is ignored; unpaired surrogates
  * become U+FFFD; NULs are written (\u0000): the caller cuts strings. */
 void etw_text_json_utf16le(etw_text *t, const uint8_t *p, size_t nbytes);
+/* The same without the quotes: a piece of a string written in parts. */
+void etw_text_json_utf16le_body(etw_text *t, const uint8_t *p, size_t nbytes);
 /* 8-bit text: as UTF-8 when it is entirely valid UTF-8, else each byte as
  * the Latin-1 character U+0000..U+00FF. */
 void etw_text_json_ansi(etw_text *t, const uint8_t *p, size_t n);

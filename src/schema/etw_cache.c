@@ -30,6 +30,7 @@
 
 #include "common/etw_alloc.h"
 #include "schema/etw_fixup.h"
+#include "schema/etw_subject.h"
 #include "schema/etw_names.h"
 
 /* XXH3 comes from libxxhash (link -lxxhash), through its run-time x86
@@ -708,6 +709,15 @@ etw_status etw_cache_insert(etw_cache *c, etw_schema_source source, uint8_t ptr_
     s->id = c->count;
     s->source = (uint8_t)source;
     s->pointer_size = ptr_size == 4 ? 4 : 8;
+    /* payload subjects (etw_subject.h): descriptor-keyed schemas only, the
+     * kernel's MOF schemas have the class tables' pid_field */
+    if (fixup) {
+        etw_schema_subject(s);
+    } else {
+        s->subject_prop = ETW_SUBJECT_NONE;
+        s->subject_off = ETW_SUBJECT_NONE;
+        s->subject_flags = 0;
+    }
     c->by_id[c->count++] = s;
     if (old) {
         old->schema = s;

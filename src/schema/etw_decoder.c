@@ -20,6 +20,7 @@
 #include "etw_cache.h"
 #include "etw_names.h"
 #include "etw_source.h"
+#include "etw_subject.h"
 #include "etw_tstate.h"
 #include "etwdecode/etw_traits.h"
 
@@ -987,6 +988,8 @@ void etw_decoder_event_ids(const etw_decoder *d, const etw_event *ev, const etw_
     if (!d || !s || s->source != ETW_SOURCE_MOF) {
         *pid = ev->pid;
         *tid = ev->tid;
+        /* manifest providers that name their process in the payload */
+        if (s) etw_subject_ids(s, ev, pid, tid);
         return;
     }
     etw_kernel_ids(d->kernel, ev, s, pid, tid);

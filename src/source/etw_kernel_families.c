@@ -20,6 +20,7 @@ extern const etw_kernel_family etw_kernel_family_object;
 extern const etw_kernel_family etw_kernel_family_lostevent;
 extern const etw_kernel_family etw_kernel_family_imageid;
 extern const etw_kernel_family etw_kernel_family_sysconfigex;
+extern const etw_kernel_family etw_kernel_family_winsat;
 
 const etw_kernel_family *const etw_kernel_families[] = {
     &etw_kernel_family_eventtrace,
@@ -41,6 +42,7 @@ const etw_kernel_family *const etw_kernel_families[] = {
     &etw_kernel_family_lostevent,
     &etw_kernel_family_imageid,
     &etw_kernel_family_sysconfigex,
+    &etw_kernel_family_winsat,
 };
 
 const uint32_t etw_kernel_family_count = sizeof etw_kernel_families / sizeof etw_kernel_families[0];

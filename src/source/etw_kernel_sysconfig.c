@@ -11,7 +11,12 @@
  *          starts with ClassGuid, UpperFilterCount, LowerFilterCount and adds
  *          PdoName, ServiceName; v5 adds DevStatus, DevProblem) and snail-server
  *          (the filter name arrays, counted by the two counts);
+ *   PnP v3 also: the PDO name after the three strings (kernel-mof.md §5);
  *   Platform v2: kernel-mof.md §4.2;
+ *   CodeIntegrity, TelemetryConfiguration, DeviceFamily, FlightIds,
+ *          Processors v2: kernel-mof.md §5 (names from dissect.etl's kernel
+ *          dump; checked on the diaghub kernel trace's payloads: 4, 16, 16,
+ *          238 and 428 bytes);
  *   OpticalDisk v2, DPI v2, IRQ v3: System Informer's ntwmi.h (MIT; the
  *          OPTICAL_MEDIA_RECORD, WMI_DPI_RECORD and WMI_IRQ_RECORD structs, whose
  *          member names are used), consistent with net.4.5.2.x64.etl's records
@@ -187,9 +192,14 @@ static const etw_property p_dpi[] = {ETW_KU32("MachineDPI"), ETW_KU32("UserDPI")
 
 /* PnP (22) */
 static const uint8_t t_pnp[] = {22};
-static const etw_property p_pnp_v0[] = { /* v0-v3 */
+static const etw_property p_pnp_v0[] = { /* v0-v2 */
     ETW_KU32("IDLength"), ETW_KU32("DescriptionLength"), ETW_KU32("FriendlyNameLength"),
     ETW_KWSTR("DeviceID"), ETW_KWSTR("DeviceDescription"), ETW_KWSTR("FriendlyName"),
+};
+static const etw_property p_pnp_v3[] = { /* v2 and the PDO name (kernel-mof.md §5) */
+    ETW_KU32("IDLength"), ETW_KU32("DescriptionLength"), ETW_KU32("FriendlyNameLength"),
+    ETW_KWSTR("DeviceID"), ETW_KWSTR("DeviceDescription"), ETW_KWSTR("FriendlyName"),
+    ETW_KWSTR("PdoName"),
 };
 static const etw_property p_pnp_v4[] = {
     ETW_KGUIDV("ClassGuid"), ETW_KU32("UpperFilterCount"), ETW_KU32("LowerFilterCount"),
@@ -203,6 +213,33 @@ static const etw_property p_pnp_v5[] = {
     ETW_KWSTR("DeviceID"), ETW_KWSTR("DeviceDescription"), ETW_KWSTR("FriendlyName"),
     ETW_KWSTR("PdoName"),  ETW_KWSTR("ServiceName"),
     ETW_KWSTRS_COUNTED("UpperFilters", 1), ETW_KWSTRS_COUNTED("LowerFilters", 2),
+};
+
+/* CodeIntegrity (29), v2. */
+static const uint8_t t_codeintegrity[] = {29};
+static const etw_property p_codeintegrity[] = {ETW_KU32("CodeIntegrityInfo")};
+
+/* TelemetryConfiguration (30), v2. */
+static const uint8_t t_telemetry[] = {30};
+static const etw_property p_telemetry[] = {ETW_KGUIDV("MachineId")};
+
+/* DeviceFamily (33), v2: UAPInfo is the OS version packed 16:16:16:16. */
+static const uint8_t t_devicefamily[] = {33};
+static const etw_property p_devicefamily[] = {
+    ETW_KU64("UAPInfo"), ETW_KU32("DeviceFamily"), ETW_KU32("DeviceForm"),
+};
+
+/* FlightIds (34), v2. */
+static const uint8_t t_flightids[] = {34};
+static const etw_property p_flightids[] = {ETW_KWSTR("UpdateId"), ETW_KWSTR("FlightIdList")};
+
+/* Processors (35), v2: one event per processor, 428 bytes; the three names in
+ * the order the bytes show (kernel-mof.md §5), not dissect.etl's dump order. */
+static const uint8_t t_processors[] = {35};
+static const etw_property p_processors[] = {
+    ETW_KU32("ProcessorIndex"), ETW_KU32("FeatureSet"), ETW_KU32("ProcessorSpeed"),
+    ETW_KWCHARS("ProcessorName", 64), ETW_KWCHARS("ProcessorIdentifier", 128),
+    ETW_KWCHARS("VendorIdentifier", 16),
 };
 
 /* IDEChannel (23), v2. */
@@ -253,11 +290,16 @@ static const etw_kernel_layout sysconfig_layouts[] = {
     ETW_KLAYOUT("SystemConfig_V0_PnP", 0, t_pnp, p_pnp_v0),
     ETW_KLAYOUT("SystemConfig_V1_PnP", 1, t_pnp, p_pnp_v0),
     ETW_KLAYOUT("SystemConfig_PnP", 2, t_pnp, p_pnp_v0),
-    ETW_KLAYOUT("SystemConfig_V3_PnP", 3, t_pnp, p_pnp_v0),
+    ETW_KLAYOUT("SystemConfig_V3_PnP", 3, t_pnp, p_pnp_v3),
     ETW_KLAYOUT("SystemConfig_V4_PnP", 4, t_pnp, p_pnp_v4),
     ETW_KLAYOUT("SystemConfig_V5_PnP", 5, t_pnp, p_pnp_v5),
     ETW_KLAYOUT("SystemConfig_IDEChannel", 2, t_ide, p_ide),
     ETW_KLAYOUT("SystemConfig_Platform", 2, t_platform, p_platform),
+    ETW_KLAYOUT("SystemConfig_CodeIntegrity", 2, t_codeintegrity, p_codeintegrity),
+    ETW_KLAYOUT("SystemConfig_TelemetryConfiguration", 2, t_telemetry, p_telemetry),
+    ETW_KLAYOUT("SystemConfig_DeviceFamily", 2, t_devicefamily, p_devicefamily),
+    ETW_KLAYOUT("SystemConfig_FlightIds", 2, t_flightids, p_flightids),
+    ETW_KLAYOUT("SystemConfig_Processors", 2, t_processors, p_processors),
 };
 
 const etw_kernel_family etw_kernel_family_sysconfig = {
