@@ -46,7 +46,7 @@ def embedded_manifest():
     return os.path.relpath(out, HERE)
 
 
-sources = [os.path.join("etwdecode", "_native.c")]
+sources = sorted(os.path.relpath(p, HERE) for p in glob.glob(os.path.join(HERE, "etwdecode", "py_*.c")))
 sources += sorted(os.path.relpath(p, HERE) for p in glob.glob(os.path.join(ROOT, "src", "*", "*.c")))
 sources.append(embedded_manifest())
 

@@ -1618,6 +1618,56 @@ static void test_json_error_and_raw(void) {
     etw_decoder_free(d);
 }
 
+/* etw_decoder_field_number on net.4.5.2.x64.etl, against PerfView's
+ * baseline (tests/data/net.4.5.2.x64.baseline.txt): the EventTrace
+ * Extension's KernelEventVersion=42, and the Image/Load of ntdll.dll in
+ * process 3676 (ImageBase=0x7f9d02f0000; ImageSize=1,826,816;
+ * TimeDateStamp=1,343,270,098). A string field is no number; a name the
+ * payload lacks, or no schema, is not found. */
+static void test_field_number(void) {
+    etw_reader *r = NULL;
+    if (etw_reader_open_file(&r, ETW_TEST_DATA_DIR "/net.4.5.2.x64.etl", NULL) != ETW_OK) {
+        ETW_CHECK(0);
+        return;
+    }
+    etw_decoder *d = new_decoder(NULL);
+    ETW_CHECK_INT(etw_decoder_prescan(d, r), ETW_OK);
+    static etw_label lab; /* large: not on the stack */
+    etw_event ev;
+    int extension = 0, loads = 0, ntdll = 0;
+    while (etw_reader_next(r, &ev) == ETW_OK) {
+        if (etw_label_event(d, &ev, &lab) != ETW_OK || !lab.schema || !lab.event) continue;
+        double x = -1;
+        if (!extension && lab.event_len == 20 && !memcmp(lab.event, "EventTrace/Extension", 20)) {
+            extension = 1;
+            ETW_CHECK_INT(etw_decoder_field_number(d, &ev, lab.schema, "KernelEventVersion", &x), ETW_OK);
+            ETW_CHECK(x == 42.0);
+        }
+        if (lab.event_len != 10 || memcmp(lab.event, "Image/Load", 10)) continue;
+        uint32_t pid = 0, tid = 0;
+        etw_decoder_event_ids(d, &ev, lab.schema, &pid, &tid);
+        if (pid != 3676 || ++loads != 2) continue; /* the first is Test.x64.exe itself */
+        ntdll = 1;
+        ETW_CHECK_INT(etw_decoder_field_number(d, &ev, lab.schema, "ImageBase", &x), ETW_OK);
+        ETW_CHECK(x == (double)UINT64_C(0x7f9d02f0000));
+        ETW_CHECK_INT(etw_decoder_field_number(d, &ev, lab.schema, "ImageSize", &x), ETW_OK);
+        ETW_CHECK(x == 1826816.0);
+        ETW_CHECK_INT(etw_decoder_field_number(d, &ev, lab.schema, "TimeDateStamp", &x), ETW_OK);
+        ETW_CHECK(x == 1343270098.0);
+        x = 7;
+        ETW_CHECK_INT(etw_decoder_field_number(d, &ev, lab.schema, "FileName", &x), ETW_E_UNSUPPORTED);
+        ETW_CHECK_INT(etw_decoder_field_number(d, &ev, lab.schema, "NoSuchField", &x), ETW_E_NOT_FOUND);
+        ETW_CHECK(x == 7.0); /* left alone */
+        ETW_CHECK_INT(etw_decoder_field_number(d, &ev, NULL, "ImageBase", &x), ETW_E_NOT_FOUND);
+        ETW_CHECK_INT(etw_decoder_field_number(d, &ev, lab.schema, NULL, &x), ETW_E_INVALID_ARG);
+        break;
+    }
+    ETW_CHECK(extension);
+    ETW_CHECK(ntdll);
+    etw_decoder_free(d);
+    etw_reader_close(r);
+}
+
 int main(void) {
     ETW_RUN(test_tl_same_name_different_fields);
     ETW_RUN(test_tl_pointer_width);
@@ -1635,5 +1685,6 @@ int main(void) {
     ETW_RUN(test_chunk_resolved_twice);
     ETW_RUN(test_json_error_and_raw);
     ETW_RUN(test_json_stack_items);
+    ETW_RUN(test_field_number);
     return ETW_TEST_DONE();
 }

@@ -218,6 +218,20 @@ etw_status etw_decoder_resolve(etw_decoder *d, const etw_event *ev,
 etw_status etw_decoder_begin(etw_decoder *d, const etw_event *ev,
                              const etw_schema *s, etw_decode_cursor *c);
 
+/* The number the top-level scalar field `name` of ev holds, ev decoded
+ * with s (from etw_decoder_resolve; NULL: ETW_E_NOT_FOUND). Integer
+ * in-types (1, 2, 4 or 8 bytes) give their value: INT8..INT64 signed, the
+ * others (unsigned, pointers, hex, booleans, characters) unsigned, exact up
+ * to 2^53; FLOAT and DOUBLE give theirs. This is what etwdump --weight and
+ * Python's profile(weight=) add up.
+ * ETW_OK and *out set; ETW_E_NOT_FOUND when the payload has no top-level
+ * field of that name (the first of that name is the one read);
+ * ETW_E_UNSUPPORTED when it is not a number (a string, a struct or array,
+ * NaN); ETW_E_INVALID_ARG for a NULL d, ev, name or out. *out is left
+ * alone on failure. */
+etw_status etw_decoder_field_number(etw_decoder *d, const etw_event *ev, const etw_schema *s,
+                                    const char *name, double *out);
+
 /* The provider name of ev: a TraceLogging event's traits name, else the
  * schema's provider name. ETW_E_NOT_FOUND when neither exists. The name is
  * borrowed (from the event or the schema) and not NUL-terminated. */

@@ -20,12 +20,9 @@ JSON text are listed in docs/python.md:
 
 import datetime as _datetime
 import glob as _glob
-import heapq as _heapq
-import itertools as _itertools
 import os as _os
 
 from ._native import DamageWarning, Error, Reader, library_version
-from ._native import traces as _traces
 
 __all__ = [
     "open", "to_pandas", "stats", "schemas", "profile", "to_datetime", "Error", "DamageWarning",
@@ -54,14 +51,15 @@ def to_datetime(time_ns):
 
 
 class _Events:
-    """Iterator over the events of one trace."""
+    """Iterator over the events of one trace, or of several read by the
+    library as one timeline (each event then says its "file")."""
 
-    def __init__(self, path, manifests, options, filters):
+    def __init__(self, paths, manifests, options, filters):
         from ._filters import predicates
         pairs = predicates(filters)
         if pairs:
             options = dict(options, filters=pairs)
-        self._reader = Reader(_os.fspath(path), list(manifests or ()), **options)
+        self._reader = Reader(paths, list(manifests or ()), **options)
 
     def __iter__(self):
         return self
@@ -70,7 +68,8 @@ class _Events:
         return next(self._reader)
 
     def stats(self):
-        """What the reader counted so far (complete after the last event)."""
+        """What the reader counted so far (complete after the last event);
+        for several traces, a dict of each one's counts by its name."""
         return self._reader.stats()
 
     def close(self):
@@ -99,9 +98,10 @@ def _walk(folder, out, depth=0):
 
 
 def _sources(paths):
-    """[(path, member, name)]: the traces of files, folders and globs, in the
-    order given (a folder's files and a glob's matches in name order); a ZIP
-    gives each trace inside (member i, named archive:entry)."""
+    """The files of files, folders and globs, in the order given (a
+    folder's files and a glob's matches in name order), as etwdump lists its
+    inputs; the library opens each (a ZIP gives every trace inside, named
+    archive:entry)."""
     if isinstance(paths, (str, bytes)) or hasattr(paths, "__fspath__"):
         paths = [paths]
     files = []
@@ -122,78 +122,9 @@ def _sources(paths):
             files.extend(f for f in found if not _os.path.isdir(f))
         else:
             files.append(p)
-    out = []
-    for f in files:
-        head = b""
-        try:
-            with _builtin_open(f, "rb") as fh:
-                head = fh.read(4)
-        except OSError:
-            pass  # Reader raises the error
-        if head in (b"PK\x03\x04", b"PK\x05\x06"):  # a ZIP: each trace inside
-            names = _traces(f)
-            out.extend((f, i, n) for i, n in enumerate(names))
-        else:
-            out.append((f, -1, f))
-    return out
-
-
-_builtin_open = open
-
-
-class _Merged:
-    """Iterator over the events of several traces merged into one timeline,
-    as etwdump merges files: the earliest time first, equal times in the
-    order the traces were given; each event says its "file"."""
-
-    def __init__(self, sources, manifests, options, filters):
-        from ._filters import predicates
-        pairs = predicates(filters)
-        max_events = options.get("max_events", 0)
-        options = dict(options, max_events=0)
-        if pairs:
-            options = dict(options, filters=pairs)
-        self._readers = []
-        self._names = []
-        try:
-            for path, member, name in sources:
-                self._readers.append(Reader(path, list(manifests or ()), member=member, **options))
-                self._names.append(name)
-        except BaseException:
-            self.close()
-            raise
-        streams = [self._tagged(r, n) for r, n in zip(self._readers, self._names)]
-        if options.get("file_order"):  # as etwdump: the traces one after another
-            merged = _itertools.chain(*streams)
-        else:
-            merged = _heapq.merge(*streams, key=lambda ev: ev["time"])
-        self._it = _itertools.islice(merged, max_events) if max_events else merged
-
-    @staticmethod
-    def _tagged(reader, name):
-        for ev in reader:
-            ev["file"] = name
-            yield ev
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        return next(self._it)
-
-    def stats(self):
-        """What each trace's reader counted so far, by trace name."""
-        return {n: r.stats() for n, r in zip(self._names, self._readers)}
-
-    def close(self):
-        for r in self._readers:
-            r.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
+    if not files:
+        raise FileNotFoundError("no trace given")
+    return files
 
 
 def open(path, manifests=(), *, raw=False, no_manifest_events=False, max_events=0,
@@ -206,10 +137,13 @@ def open(path, manifests=(), *, raw=False, no_manifest_events=False, max_events=
     as one timeline like etwdump's inputs; each event then has the key
     "file". Compressed traces are read as they are: .etl.gz, .etl.zst,
     .etl.xz, .etl.bz2, and ZIP archives such as PerfView's .etl.zip (every
-    trace inside, named "archive.zip:entry.etl"). Each trace of several is
-    decoded on its own (a schema learned from one trace, such as an
-    EventSource manifest, is not used for another), and relative since= /
-    until= count from each trace's own start.
+    trace inside, named "archive.zip:entry.etl"). Several traces go through
+    one reader and one decoder, as etwdump reads its inputs: the library
+    merges them (the earliest time first, equal times in the order given;
+    file_order=True: one trace after another), a schema learned from one
+    trace (an EventSource manifest, merged metadata) decodes the events of
+    the others, max_events counts the merged events, and relative since= /
+    until= count from the earliest session start of them all.
 
     manifests: instrumentation manifest files, PE files with a WEVT_TEMPLATE,
     or directories of them (etwdump -m; a directory's files are loaded when
@@ -240,10 +174,7 @@ def open(path, manifests=(), *, raw=False, no_manifest_events=False, max_events=
                    windows=None if windows is None else _os.fspath(windows), lang=lang)
     if stacks:
         options.update(stacks=True, symbols=_paths(symbols))
-    sources = _sources(path)
-    if len(sources) == 1 and sources[0][1] < 0:
-        return _Events(sources[0][0], manifests, options, filters)
-    return _Merged(sources, manifests, options, filters)
+    return _Events(_sources(path), manifests, options, filters)
 
 
 def _paths(paths):
@@ -287,15 +218,32 @@ def profile(path, *, event=None, weight=None, symbols=None, file_order=False,
     return pandas.DataFrame.from_records(rows, columns=list(PROFILE_COLUMNS))
 
 
-def to_pandas(path, manifests=(), *, expand=None, **kwargs):
-    """The events of a trace as a pandas DataFrame: the header keys as
-    columns (``time`` as datetime64[ns, UTC]), and a ``fields`` column of
-    dicts -- or one column per field when the selected events are all of one
-    kind (one provider and event name), or when expand=True (the union of
-    the fields; expand=False keeps the dicts). kwargs: as open()."""
-    from ._frames import events_to_frame
+def to_pandas(path, manifests=(), *, expand=None, columns=None, **kwargs):
+    """The events of a trace (or several, as open()) as a pandas DataFrame,
+    built column by column in C (no event dicts in between):
+
+    - the header keys as columns: ``time`` as datetime64[ns, UTC] (exact to
+      the ns, from the integer time), ``provider``, ``event`` (and ``file``
+      for several traces) as categoricals, ``keywords`` uint64, the other
+      numbers int64 (pid/tid -1: none), the optional keys (process,
+      activity_id, stack, error, raw, ...) objects, None where absent;
+    - the fields: a ``fields`` column of dicts -- or one column per field
+      when the selected events are all of one kind (one provider and event
+      name), or when expand=True (the union of the fields; expand=False
+      keeps the dicts). A field column is Int64/UInt64 by the field's TDH
+      in-type (signed types Int64; unsigned ones, pointers, sizes and hex
+      types UInt64: exact, <NA> where an event lacks it; plain int64/uint64
+      when every row has a value), float64, ``boolean``, or objects (str,
+      GUIDs as str, bytes, dicts and lists for structs and arrays; also a
+      field whose type differs between events). A field named like a header
+      key is ``fields.NAME``.
+
+    columns: only these columns are built, in this order: header keys and
+    field names (``fields.NAME`` for a field named like a header key;
+    ``fields``: the dicts). kwargs: as open()."""
+    from ._frames import native_frame
     with open(path, manifests, **kwargs) as events:
-        return events_to_frame(events, expand=expand)
+        return native_frame(events._reader, columns=columns, expand=expand)
 
 
 def stats(path, manifests=(), *, no_manifest_events=False, max_events=0, default_manifests=True,

@@ -50,3 +50,79 @@ def events_to_frame(events, expand=None):
         fields.columns = ["fields." + c if c in COLUMNS else c for c in fields.columns]
         frame = pd.concat([frame.drop(columns=["fields"]), fields], axis=1)
     return frame
+
+
+def _array(kind, values, valid, cats, n):
+    """One column the native builder made (Reader._frame) as a pandas array:
+    integers exact (int64/uint64, or nullable Int64/UInt64 where a row has
+    none), never through float."""
+    import numpy as np
+    import pandas as pd
+    if kind == "obj":  # element by element: lists stay lists
+        return np.fromiter(values, dtype=object, count=len(values))
+    if kind == "sparse":  # the objects of the rows that have one, None elsewhere
+        out = np.full(n, None, dtype=object)
+        out[np.frombuffer(valid, dtype=np.int64)] = np.fromiter(values, dtype=object, count=len(values))
+        return out
+    if kind == "none":  # no row had a value (or every one was None)
+        return np.full(n, None, dtype=object)
+    if kind == "cat":
+        codes = np.frombuffer(values, dtype=np.int32)
+        return pd.Categorical.from_codes(codes, categories=pd.Index(cats or [], dtype=object))
+    if kind == "time":  # the int64 ns as they are (NaT: int64 min): no float on the way
+        ns = np.frombuffer(values, dtype=np.int64).view("datetime64[ns]")
+        return pd.arrays.DatetimeArray(ns.copy(), dtype=pd.DatetimeTZDtype(unit="ns", tz="UTC"))
+    mask = None
+    if valid is not None:
+        mask = np.frombuffer(valid, dtype=np.uint8) != 1  # 0: absent, 2: None
+        if not mask.any():
+            mask = None
+    if kind in ("i64", "u64"):
+        vals = np.frombuffer(values, dtype=np.int64 if kind == "i64" else np.uint64)
+        if mask is None:
+            return vals
+        return pd.arrays.IntegerArray(vals.copy(), mask)
+    if kind == "bool":
+        vals = np.frombuffer(values, dtype=np.uint8).astype(bool)
+        return pd.arrays.BooleanArray(vals, mask if mask is not None else np.zeros(len(vals), dtype=bool))
+    vals = np.frombuffer(values, dtype=np.float64)  # f64
+    if mask is None:
+        return vals
+    vals = vals.copy()
+    vals[mask] = np.nan
+    return vals
+
+
+def native_frame(reader, columns=None, expand=None):
+    """The remaining events of a Reader as a DataFrame, built by the native
+    column builder (no event dicts): COLUMNS (those the events have, plus
+    "file" for several traces), then one column per field (expanded) or a
+    ``fields`` column of dicts. columns: the names to build, in order."""
+    import gc
+    import pandas as pd
+    # many container objects kept: the cyclic collector would walk them all
+    # again and again while they are made
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        res = reader._frame(None if columns is None else list(columns), expand)
+    finally:
+        if enabled:
+            gc.enable()
+    n = res["rows"]
+    if n == 0 and columns is None:
+        return empty_frame()
+    data = {}
+    for name, kind, values, valid, cats in res["header"]:
+        data[name] = _array(kind, values, valid, cats, n)
+    for name, kind, values, valid, cats in res["fields"]:
+        key = "fields." + name if name in data or name in COLUMNS else name
+        data[key] = _array(kind, values, valid, cats, n)
+    frame = pd.DataFrame(data, copy=False)
+    if len(frame) != n:  # no column at all
+        frame = pd.DataFrame(index=pd.RangeIndex(n))
+    if columns is not None:
+        want = [c for c in columns if c in frame.columns]
+        want += [c for c in ("fields." + c for c in columns) if c in frame.columns and c not in want]
+        frame = frame[want]
+    return frame

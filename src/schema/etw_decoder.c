@@ -940,6 +940,34 @@ etw_status etw_decoder_begin(etw_decoder *d, const etw_event *ev, const etw_sche
     return etw_decode_begin(c, s, ev, d->refs, d->refs_len);
 }
 
+etw_status etw_decoder_field_number(etw_decoder *d, const etw_event *ev, const etw_schema *s, const char *name,
+                                    double *out) {
+    if (!d || !ev || !name || !out) return ETW_E_INVALID_ARG;
+    if (!s) return ETW_E_NOT_FOUND;
+    etw_decode_cursor c;
+    etw_status st = etw_decode_begin(&c, s, ev, d->refs, d->refs_len);
+    if (st != ETW_OK) return st;
+    etw_value v;
+    while (etw_decode_next(&c, &v) == ETW_OK) {
+        if (v.depth != 0 || !v.name || strcmp(v.name, name) != 0) continue;
+        if (v.kind != ETW_VALUE_SCALAR) return ETW_E_UNSUPPORTED; /* a struct or an array */
+        if (etw_value_is_integer(&v)) {
+            int is_signed = v.in_type == ETW_INTYPE_INT8 || v.in_type == ETW_INTYPE_INT16 ||
+                            v.in_type == ETW_INTYPE_INT32 || v.in_type == ETW_INTYPE_INT64;
+            *out = is_signed ? (double)etw_value_i64(&v) : (double)etw_value_u64(&v);
+            return ETW_OK;
+        }
+        if ((v.in_type == ETW_INTYPE_FLOAT && v.size == 4) || (v.in_type == ETW_INTYPE_DOUBLE && v.size == 8)) {
+            double x = etw_value_double(&v);
+            if (x != x) return ETW_E_UNSUPPORTED; /* NaN is no number to add up */
+            *out = x;
+            return ETW_OK;
+        }
+        return ETW_E_UNSUPPORTED;
+    }
+    return ETW_E_NOT_FOUND;
+}
+
 etw_status etw_decoder_provider_name(const etw_event *ev, const etw_schema *s, const char **name,
                                      size_t *len) {
     etw_ext_item it;

@@ -26,30 +26,6 @@ void profile_options_init(const session *s, etw_decoder *dec, etw_profile_option
     po->diag_ctx = s->dc;
 }
 
-/* The number a top-level scalar field of ev holds: 1 and *out set, 0 when
- * ev has no such field or it is not a number. */
-static int field_number(etw_decoder *dec, const etw_event *ev, const etw_schema *sc, const char *name, double *out) {
-    if (!sc) return 0;
-    etw_decode_cursor c;
-    if (etw_decoder_begin(dec, ev, sc, &c) != ETW_OK) return 0;
-    etw_value v;
-    while (etw_decode_next(&c, &v) == ETW_OK) {
-        if (v.depth != 0 || v.kind != ETW_VALUE_SCALAR || !v.name || strcmp(v.name, name)) continue;
-        if (etw_value_is_integer(&v)) {
-            *out = (double)etw_value_u64(&v);
-            return 1;
-        }
-        if (v.in_type == ETW_INTYPE_FLOAT || v.in_type == ETW_INTYPE_DOUBLE) {
-            double d = etw_value_double(&v);
-            if (d != d) return 0; /* NaN: no weight */
-            *out = d;
-            return 1;
-        }
-        return 0;
-    }
-    return 0;
-}
-
 /* --- --profile ---------------------------------------------------------------- */
 
 typedef struct pick_ctx {
@@ -74,7 +50,7 @@ static int pick(void *ctx, const etw_event *ev, const etw_schema *sc, uint32_t p
     if (sel < 0) c->oom = 1;
     if (sel <= 0) return 0;
     *weight = 1.0;
-    if (c->s->o->weight && !field_number(c->s->dec, ev, sc, c->s->o->weight, weight)) return 0;
+    if (c->s->o->weight && etw_decoder_field_number(c->s->dec, ev, sc, c->s->o->weight, weight) != ETW_OK) return 0;
     return 1;
 }
 

@@ -1,0 +1,999 @@
+/* py_frames.c - to_pandas() in C: the selected events appended column by
+ * column into growable typed buffers (int64/uint64/double/bool values with
+ * a validity byte each, category codes, or lists of objects), never an
+ * event dict; _frames.py turns the buffers into numpy/pandas arrays.
+ *
+ * A field column takes its type from the values it receives: integers by
+ * their TDH in-type (signed ones int64, unsigned ones, pointers, sizes and
+ * hex types uint64: integer_class), DOUBLE and FLOAT double, BOOLEAN bool,
+ * everything else (strings, GUIDs, binaries, structs, arrays) an object.
+ * A column that receives two different types becomes an object column
+ * (its values as Python objects, exact). A field column's name is looked up
+ * once per schema name string (they live as long as the decoder): a
+ * pointer-keyed table, then one dict lookup for a name never seen.
+ */
+#include "py_native.h"
+
+/* column types */
+enum { COL_NONE, COL_I64, COL_U64, COL_F64, COL_BOOL, COL_OBJ, COL_TIME, COL_CAT };
+
+/* validity of a field column's row */
+enum { CELL_ABSENT = 0, CELL_VALUE = 1, CELL_NONE = 2 /* present, None */ };
+
+typedef struct col {
+    PyObject *name;  /* str */
+    int kind;
+    uint8_t *data;   /* 8 bytes a row (I64/U64/F64/TIME), 4 (CAT), 1 (BOOL) */
+    size_t cap;      /* rows data has room for */
+    uint8_t *valid;  /* field columns: CELL_* a row; NULL for header columns */
+    size_t vcap;
+    PyObject *list;  /* COL_OBJ: one object a row */
+    size_t n;        /* rows filled */
+    PyObject *cats;  /* COL_CAT: the categories (list) and str -> code (dict) */
+    PyObject *catmap;
+    int sparse;      /* a header column most rows lack: data holds the int64
+                      * rows of the objects in list (no None a row) */
+} col;
+
+/* header columns, in _frames.COLUMNS order (fields last) */
+enum {
+    H_TIME, H_PROVIDER, H_PROVIDER_GUID, H_EVENT, H_ID, H_VERSION, H_LEVEL, H_OPCODE, H_TASK, H_CHANNEL,
+    H_KEYWORDS, H_PID, H_TID, H_CPU, H_DATA_LEN, H_PROCESS, H_ACTIVITY_ID, H_RELATED_ACTIVITY_ID,
+    H_CONTAINER_ID, H_STACK, H_STACK_MATCH_ID, H_MORE_STACKS, H_STACK_KEY, H_STACK_KEY_MATCH_ID,
+    H_MORE_STACK_KEYS, H_ERROR, H_RAW, H_FILE, H_FIELDS, H_COUNT_
+};
+static const char *const h_names[H_COUNT_] = {
+    "time", "provider", "provider_guid", "event", "id", "version", "level", "opcode", "task", "channel",
+    "keywords", "pid", "tid", "cpu", "data_len", "process", "activity_id", "related_activity_id",
+    "container_id", "stack", "stack_match_id", "more_stacks", "stack_key", "stack_key_match_id",
+    "more_stack_keys", "error", "raw", "file", "fields",
+};
+static const int h_kinds[H_COUNT_] = {
+    COL_TIME, COL_CAT, COL_OBJ, COL_CAT, COL_I64, COL_I64, COL_I64, COL_I64, COL_I64, COL_I64,
+    COL_U64, COL_I64, COL_I64, COL_I64, COL_I64, COL_OBJ, COL_OBJ, COL_OBJ,
+    COL_OBJ, COL_OBJ, COL_OBJ, COL_OBJ, COL_OBJ, COL_OBJ,
+    COL_OBJ, COL_OBJ, COL_OBJ, COL_CAT, COL_OBJ,
+};
+/* the ext_items() keys behind H_RELATED_ACTIVITY_ID..H_MORE_STACK_KEYS */
+static const int h_ext_keys[] = {K_RELATED_ACTIVITY_ID, K_CONTAINER_ID, K_STACK, K_STACK_MATCH_ID, K_MORE_STACKS,
+                                 K_STACK_KEY, K_STACK_KEY_MATCH_ID, K_MORE_STACK_KEYS};
+
+/* name pointer -> field column index (open addressing, grows at 1/2) */
+typedef struct name_slot {
+    const char *key;
+    uint32_t col;
+} name_slot;
+
+typedef struct frame {
+    Reader *self;
+    col h[H_COUNT_];
+    int want[H_COUNT_];
+    col *f;             /* field columns */
+    size_t nf, capf;
+    PyObject *fmap;     /* field name (str) -> index in f, as PyLong */
+    PyObject *only;     /* columns=: the set of field names to build, or NULL: all */
+    name_slot *slots;
+    size_t nslots, used;
+    size_t rows;
+    int expand;         /* 1: field columns; 0: a "fields" column of dicts */
+    int decide;         /* expand=None: field columns while one kind is seen */
+    int32_t kind_p, kind_e; /* the first row's provider and event codes */
+} frame;
+
+/* ---- growable buffers ---- */
+
+static int grow(uint8_t **p, size_t *cap, size_t need, size_t width) {
+    if (need <= *cap) return 0;
+    size_t nc = *cap ? *cap : 1024;
+    while (nc < need) {
+        if (nc > ((size_t)PY_SSIZE_T_MAX / 2) / width) return PyErr_NoMemory(), -1;
+        nc *= 2;
+    }
+    uint8_t *np = PyMem_Realloc(*p, nc * width);
+    if (!np) return PyErr_NoMemory(), -1;
+    *p = np;
+    *cap = nc;
+    return 0;
+}
+
+static size_t col_width(int kind) {
+    switch (kind) {
+    case COL_BOOL: return 1;
+    case COL_CAT: return 4;
+    default: return 8;
+    }
+}
+
+static void col_free(col *c) {
+    Py_XDECREF(c->name);
+    PyMem_Free(c->data);
+    PyMem_Free(c->valid);
+    Py_XDECREF(c->list);
+    Py_XDECREF(c->cats);
+    Py_XDECREF(c->catmap);
+    memset(c, 0, sizeof *c);
+}
+
+/* Make room for row c->n of a column of its kind (and its validity byte). */
+static int col_reserve(col *c, int field) {
+    if (field && grow(&c->valid, &c->vcap, c->n + 1, 1) < 0) return -1;
+    if (c->kind == COL_OBJ || c->kind == COL_NONE) return 0;
+    return grow(&c->data, &c->cap, c->n + 1, col_width(c->kind));
+}
+
+static int col_push_obj(col *c, PyObject *o) { /* steals o */
+    if (!o) return -1;
+    if (!c->list && !(c->list = PyList_New(0))) {
+        Py_DECREF(o);
+        return -1;
+    }
+    int rc = PyList_Append(c->list, o);
+    Py_DECREF(o);
+    return rc;
+}
+
+static int col_push_u64(col *c, uint64_t u) {
+    if (grow(&c->data, &c->cap, c->n + 1, 8) < 0) return -1;
+    memcpy(c->data + c->n * 8, &u, 8);
+    c->n++;
+    return 0;
+}
+
+static int col_push_i64(col *c, int64_t v) {
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    return col_push_u64(c, u);
+}
+
+/* A category code for name (a str), made on first sight. */
+static int col_push_cat(col *c, PyObject *name) { /* steals name */
+    if (!name) return -1;
+    if (!c->cats && (!(c->cats = PyList_New(0)) || !(c->catmap = PyDict_New()))) {
+        Py_DECREF(name);
+        return -1;
+    }
+    PyObject *code = PyDict_GetItemWithError(c->catmap, name);
+    int32_t k;
+    if (code) {
+        k = (int32_t)PyLong_AsLong(code);
+    } else {
+        if (PyErr_Occurred()) {
+            Py_DECREF(name);
+            return -1;
+        }
+        Py_ssize_t n = PyList_GET_SIZE(c->cats);
+        if (n >= INT32_MAX) {
+            Py_DECREF(name);
+            PyErr_SetString(PyExc_OverflowError, "too many categories");
+            return -1;
+        }
+        k = (int32_t)n;
+        PyObject *kc = PyLong_FromLong(k);
+        if (!kc || PyDict_SetItem(c->catmap, name, kc) < 0 || PyList_Append(c->cats, name) < 0) {
+            Py_XDECREF(kc);
+            Py_DECREF(name);
+            return -1;
+        }
+        Py_DECREF(kc);
+    }
+    Py_DECREF(name);
+    if (grow(&c->data, &c->cap, c->n + 1, 4) < 0) return -1;
+    memcpy(c->data + c->n * 4, &k, 4);
+    c->n++;
+    return 0;
+}
+
+/* ---- field columns ---- */
+
+/* One value for a field column. */
+typedef struct cell {
+    int kind;      /* COL_I64, COL_U64, COL_F64, COL_BOOL, COL_OBJ; COL_NONE: None */
+    uint64_t bits; /* I64/U64/F64 bits, BOOL 0/1 */
+    PyObject *obj; /* COL_OBJ: owned */
+} cell;
+
+/* A typed row of c as an object (None when it holds none). */
+static PyObject *typed_obj(const col *c, size_t row) {
+    if (c->valid[row] != CELL_VALUE) Py_RETURN_NONE;
+    switch (c->kind) {
+    case COL_BOOL: return PyBool_FromLong(c->data[row]);
+    case COL_F64: {
+        double d;
+        memcpy(&d, c->data + row * 8, 8);
+        return PyFloat_FromDouble(d);
+    }
+    case COL_U64: {
+        uint64_t u;
+        memcpy(&u, c->data + row * 8, 8);
+        return PyLong_FromUnsignedLongLong(u);
+    }
+    default: {
+        int64_t v;
+        memcpy(&v, c->data + row * 8, 8);
+        return PyLong_FromLongLong(v);
+    }
+    }
+}
+
+/* A typed column that met a value of another type: all its values as
+ * objects (exact), from now on. */
+static int demote(col *c) {
+    PyObject *l = PyList_New((Py_ssize_t)c->n);
+    if (!l) return -1;
+    for (size_t i = 0; i < c->n; i++) {
+        PyObject *o = c->kind == COL_NONE ? (Py_INCREF(Py_None), Py_None) : typed_obj(c, i);
+        if (!o) {
+            Py_DECREF(l);
+            return -1;
+        }
+        PyList_SET_ITEM(l, (Py_ssize_t)i, o);
+    }
+    PyMem_Free(c->data);
+    c->data = NULL;
+    c->cap = 0;
+    Py_XSETREF(c->list, l);
+    c->kind = COL_OBJ;
+    return 0;
+}
+
+static PyObject *cell_obj(cell *v) { /* gives v's reference */
+    switch (v->kind) {
+    case COL_NONE: Py_RETURN_NONE;
+    case COL_OBJ: {
+        PyObject *o = v->obj;
+        v->obj = NULL;
+        return o;
+    }
+    case COL_BOOL: return PyBool_FromLong(v->bits != 0);
+    case COL_F64: {
+        double d;
+        memcpy(&d, &v->bits, 8);
+        return PyFloat_FromDouble(d);
+    }
+    case COL_U64: return PyLong_FromUnsignedLongLong(v->bits);
+    default: {
+        int64_t s;
+        memcpy(&s, &v->bits, 8);
+        return PyLong_FromLongLong(s);
+    }
+    }
+}
+
+/* Fill c with absent rows up to row. */
+static int pad_to(col *c, size_t row) {
+    if (c->n < row && c->kind == COL_OBJ) { /* many rows at once: [None] * k */
+        size_t k = row - c->n;
+        if (grow(&c->valid, &c->vcap, row, 1) < 0) return -1;
+        memset(c->valid + c->n, CELL_ABSENT, k);
+        PyObject *one = PyList_New(1);
+        if (!one) return -1;
+        Py_INCREF(Py_None);
+        PyList_SET_ITEM(one, 0, Py_None);
+        PyObject *pad = PySequence_Repeat(one, (Py_ssize_t)k);
+        Py_DECREF(one);
+        if (!pad) return -1;
+        Py_ssize_t at = PyList_GET_SIZE(c->list);
+        int rc = PyList_SetSlice(c->list, at, at, pad);
+        Py_DECREF(pad);
+        if (rc < 0) return -1;
+        c->n = row;
+        return 0;
+    }
+    while (c->n < row) {
+        if (col_reserve(c, 1) < 0) return -1;
+        c->valid[c->n] = CELL_ABSENT;
+        if (c->kind == COL_OBJ) {
+            Py_INCREF(Py_None);
+            if (col_push_obj(c, Py_None) < 0) return -1;
+        } else if (c->kind != COL_NONE) {
+            memset(c->data + c->n * col_width(c->kind), 0, col_width(c->kind));
+        }
+        c->n++;
+    }
+    return 0;
+}
+
+/* Put v (its object is taken) in row `row` of field column c. */
+static int col_put(col *c, size_t row, cell *v) {
+    if (pad_to(c, row) < 0) return -1;
+    if (c->n > row) return 0; /* a name twice in one event: the first one */
+    if (v->kind != COL_NONE && c->kind != v->kind) {
+        if (c->kind == COL_NONE) {
+            c->kind = v->kind; /* the first value says the type */
+            if (c->kind != COL_OBJ) {
+                if (grow(&c->data, &c->cap, c->n + 1, col_width(c->kind)) < 0) return -1;
+                memset(c->data, 0, c->n * col_width(c->kind));
+            } else if (demote(c) < 0) {
+                return -1;
+            }
+        } else if (c->kind != COL_OBJ && demote(c) < 0) {
+            return -1;
+        }
+    }
+    if (col_reserve(c, 1) < 0) return -1;
+    c->valid[c->n] = v->kind == COL_NONE ? CELL_NONE : CELL_VALUE;
+    switch (c->kind) {
+    case COL_NONE: break;
+    case COL_OBJ:
+        if (col_push_obj(c, cell_obj(v)) < 0) return -1;
+        break;
+    case COL_BOOL: c->data[c->n] = v->kind == COL_BOOL && v->bits; break;
+    default:
+        memset(c->data + c->n * 8, 0, 8);
+        if (v->kind != COL_NONE) memcpy(c->data + c->n * 8, &v->bits, 8);
+        break;
+    }
+    c->n++;
+    return 0;
+}
+
+/* The field column named by the str name (made on first sight), or -1
+ * with an exception; -2 when columns= leaves it out. */
+static Py_ssize_t field_col(frame *fr, PyObject *name) {
+    PyObject *ix = PyDict_GetItemWithError(fr->fmap, name);
+    if (ix) return PyLong_AsSsize_t(ix);
+    if (PyErr_Occurred()) return -1;
+    if (fr->only) {
+        int in = PySet_Contains(fr->only, name);
+        if (in < 0) return -1;
+        if (!in) {
+            PyObject *no = PyLong_FromLong(-2);
+            int rc = no ? PyDict_SetItem(fr->fmap, name, no) : -1;
+            Py_XDECREF(no);
+            return rc < 0 ? -1 : -2;
+        }
+    }
+    if (fr->nf == fr->capf) {
+        size_t nc = fr->capf ? fr->capf * 2 : 64;
+        col *nf = PyMem_Realloc(fr->f, nc * sizeof *nf);
+        if (!nf) return PyErr_NoMemory(), -1;
+        fr->f = nf;
+        fr->capf = nc;
+    }
+    col *c = &fr->f[fr->nf];
+    memset(c, 0, sizeof *c);
+    Py_INCREF(name);
+    c->name = name;
+    PyObject *k = PyLong_FromSsize_t((Py_ssize_t)fr->nf);
+    if (!k || PyDict_SetItem(fr->fmap, name, k) < 0) {
+        Py_XDECREF(k);
+        col_free(c);
+        return -1;
+    }
+    Py_DECREF(k);
+    return (Py_ssize_t)fr->nf++;
+}
+
+/* The field column of a schema's name string, by its address. */
+static Py_ssize_t field_col_of(frame *fr, const char *s) {
+    size_t mask = fr->nslots - 1;
+    size_t h = ((uintptr_t)s >> 3) * (size_t)0x9E3779B97F4A7C15u;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+        if (fr->slots[i].key == s) return (Py_ssize_t)(int32_t)fr->slots[i].col;
+        if (!fr->slots[i].key) break;
+    }
+    PyObject *name = cached_name(&fr->self->names, s);
+    if (!name) return -1;
+    Py_ssize_t ix = field_col(fr, name);
+    Py_DECREF(name);
+    if (ix == -1) return -1;
+    if ((fr->used + 1) * 2 > fr->nslots) { /* grow, then insert */
+        size_t nn = fr->nslots * 2;
+        name_slot *ns = PyMem_Calloc(nn, sizeof *ns);
+        if (!ns) return PyErr_NoMemory(), -1;
+        for (size_t i = 0; i < fr->nslots; i++) {
+            if (!fr->slots[i].key) continue;
+            size_t hh = ((uintptr_t)fr->slots[i].key >> 3) * (size_t)0x9E3779B97F4A7C15u;
+            size_t j = hh & (nn - 1);
+            while (ns[j].key) j = (j + 1) & (nn - 1);
+            ns[j] = fr->slots[i];
+        }
+        PyMem_Free(fr->slots);
+        fr->slots = ns;
+        fr->nslots = nn;
+        mask = nn - 1;
+    }
+    size_t i = h & mask;
+    while (fr->slots[i].key) i = (i + 1) & mask;
+    fr->slots[i].key = s;
+    fr->slots[i].col = (uint32_t)(int32_t)ix;
+    fr->used++;
+    return ix;
+}
+
+/* A Python object as a cell (dict-made fields: the log-file header, a
+ * manifest chunk): ints that fit int64 as such, floats, bools. */
+static void obj_cell(PyObject *o, cell *v) { /* takes o */
+    v->obj = NULL;
+    if (o == Py_None) {
+        v->kind = COL_NONE;
+        Py_DECREF(o);
+    } else if (PyBool_Check(o)) {
+        v->kind = COL_BOOL;
+        v->bits = o == Py_True;
+        Py_DECREF(o);
+    } else if (PyFloat_CheckExact(o)) {
+        double d = PyFloat_AS_DOUBLE(o);
+        v->kind = COL_F64;
+        memcpy(&v->bits, &d, 8);
+        Py_DECREF(o);
+    } else if (PyLong_CheckExact(o)) {
+        int overflow = 0;
+        long long x = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow) {
+            v->kind = COL_OBJ;
+            v->obj = o;
+            return;
+        }
+        int64_t s = x;
+        v->kind = COL_I64;
+        memcpy(&v->bits, &s, 8);
+        Py_DECREF(o);
+    } else {
+        v->kind = COL_OBJ;
+        v->obj = o;
+    }
+}
+
+/* A scalar as a cell: numbers typed, the rest as value_obj() makes them. */
+static int value_cell(Reader *self, const etw_value *v, cell *out) {
+    out->obj = NULL;
+    out->bits = 0;
+    if (v->kind == ETW_VALUE_SCALAR && v->data && !(v->prop && (v->prop->flags & ETW_PROP_CUSTOM_SIZED))) {
+        switch (v->in_type) {
+        case ETW_INTYPE_INT8:
+        case ETW_INTYPE_UINT8:
+        case ETW_INTYPE_INT16:
+        case ETW_INTYPE_UINT16:
+        case ETW_INTYPE_INT32:
+        case ETW_INTYPE_UINT32:
+        case ETW_INTYPE_INT64:
+        case ETW_INTYPE_UINT64:
+        case ETW_INTYPE_HEXINT32:
+        case ETW_INTYPE_HEXINT64:
+        case ETW_INTYPE_POINTER:
+        case ETW_INTYPE_SIZET:
+        case ETW_INTYPE_UNICODECHAR:
+        case ETW_INTYPE_ANSICHAR: {
+            int k = integer_class(v, &out->bits);
+            if (k == NUM_I64) return out->kind = COL_I64, 0;
+            if (k == NUM_U64) return out->kind = COL_U64, 0;
+            if (k == NUM_BOOL) return out->kind = COL_BOOL, out->bits = out->bits != 0, 0;
+            break;
+        }
+        case ETW_INTYPE_DOUBLE:
+            if (v->size == 8) {
+                for (int i = 7; i >= 0; i--) out->bits = out->bits << 8 | v->data[i];
+                out->kind = COL_F64;
+                return 0;
+            }
+            break;
+        case ETW_INTYPE_BOOLEAN:
+            if (v->size == 4) {
+                out->kind = COL_BOOL;
+                out->bits = (v->data[0] | v->data[1] | v->data[2] | v->data[3]) != 0;
+                return 0;
+            }
+            break;
+        default: break;
+        }
+    }
+    PyObject *o = value_obj(self, v); /* FLOAT comes back a float: typed by obj_cell */
+    if (!o) return -1;
+    obj_cell(o, out);
+    return 0;
+}
+
+/* A struct or array the cursor just opened (begin), as a dict or list. */
+static PyObject *container_obj(Reader *self, etw_decode_cursor *c, const etw_value *begin) {
+    PyObject *stack[ETW_DECODE_MAX_DEPTH + 2];
+    int is_list[ETW_DECODE_MAX_DEPTH + 2];
+    int top = 0;
+    stack[0] = begin->kind == ETW_VALUE_ARRAY_BEGIN ? PyList_New(0) : PyDict_New();
+    if (!stack[0]) return NULL;
+    is_list[0] = begin->kind == ETW_VALUE_ARRAY_BEGIN;
+    etw_value v;
+    while (etw_decode_next(c, &v) == ETW_OK) {
+        if (v.kind == ETW_VALUE_STRUCT_END || v.kind == ETW_VALUE_ARRAY_END) {
+            if (top == 0) break;
+            top--;
+            continue;
+        }
+        PyObject *o;
+        int open = 0;
+        if (v.kind == ETW_VALUE_STRUCT_BEGIN || v.kind == ETW_VALUE_ARRAY_BEGIN) {
+            o = v.kind == ETW_VALUE_ARRAY_BEGIN ? PyList_New(0) : PyDict_New();
+            open = top + 1 < (int)(sizeof stack / sizeof stack[0]);
+        } else {
+            o = value_obj(self, &v);
+        }
+        if (!o) goto fail;
+        int rc;
+        if (is_list[top]) {
+            rc = PyList_Append(stack[top], o);
+        } else {
+            PyObject *name = cached_name(&self->names, v.name ? v.name : "");
+            rc = name ? PyDict_SetItem(stack[top], name, o) : -1;
+            Py_XDECREF(name);
+        }
+        if (rc < 0) {
+            Py_DECREF(o);
+            goto fail;
+        }
+        if (open) {
+            top++;
+            stack[top] = o; /* borrowed: the parent holds it */
+            is_list[top] = v.kind == ETW_VALUE_ARRAY_BEGIN;
+        }
+        Py_DECREF(o);
+    }
+    return stack[0];
+fail:
+    Py_DECREF(stack[0]);
+    return NULL;
+}
+
+/* The payload of ev (schema s) into the field columns at row fr->rows;
+ * *trailing: the bytes the schema left. */
+static int fields_to_cols(frame *fr, const etw_schema *s, const etw_event *ev, uint32_t *trailing) {
+    Reader *self = fr->self;
+    etw_decode_cursor c;
+    etw_value v;
+    if (etw_decoder_begin(self->dec, ev, s, &c) != ETW_OK) return 0;
+    while (etw_decode_next(&c, &v) == ETW_OK) {
+        if (v.kind == ETW_VALUE_STRUCT_END || v.kind == ETW_VALUE_ARRAY_END) continue; /* not at the top */
+        Py_ssize_t ix = field_col_of(fr, v.name ? v.name : "");
+        if (ix == -1) return -1;
+        cell cl = {COL_NONE, 0, NULL};
+        if (v.kind == ETW_VALUE_STRUCT_BEGIN || v.kind == ETW_VALUE_ARRAY_BEGIN) {
+            PyObject *o = container_obj(self, &c, &v); /* consumes up to its end */
+            if (!o) return -1;
+            cl.kind = COL_OBJ;
+            cl.obj = o;
+        } else if (ix >= 0 && value_cell(self, &v, &cl) < 0) {
+            return -1;
+        }
+        if (ix >= 0 && col_put(&fr->f[ix], fr->rows, &cl) < 0) {
+            Py_XDECREF(cl.obj);
+            return -1;
+        }
+        Py_XDECREF(cl.obj);
+        char drive[ETW_DRIVE_PATH_MAX];
+        size_t dn;
+        if (etw_decoder_value_drive_path(self->dec, &v, drive, sizeof drive, &dn)) {
+            /* NAME_drive after an NT path, as the JSON writer does */
+            PyObject *k = PyUnicode_FromFormat("%s_drive", v.name ? v.name : "");
+            if (!k) return -1;
+            Py_ssize_t dx = field_col(fr, k);
+            Py_DECREF(k);
+            if (dx == -1) return -1;
+            if (dx >= 0) {
+                cell dc = {COL_OBJ, 0, PyUnicode_DecodeUTF8(drive, (Py_ssize_t)dn, "replace")};
+                if (!dc.obj) return -1;
+                int rc = col_put(&fr->f[dx], fr->rows, &dc);
+                Py_XDECREF(dc.obj);
+                if (rc < 0) return -1;
+            }
+        }
+    }
+    *trailing = etw_decode_remaining(&c);
+    return 0;
+}
+
+/* A dict of fields (the log-file header, a manifest chunk) into columns. */
+static int dict_to_cols(frame *fr, PyObject *d) {
+    PyObject *k, *val;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(d, &pos, &k, &val)) {
+        Py_ssize_t ix = field_col(fr, k);
+        if (ix == -1) return -1;
+        if (ix < 0) continue;
+        cell cl;
+        Py_INCREF(val);
+        obj_cell(val, &cl);
+        int rc = col_put(&fr->f[ix], fr->rows, &cl);
+        Py_XDECREF(cl.obj);
+        if (rc < 0) return -1;
+    }
+    return 0;
+}
+
+/* expand=None met a second kind: the rows so far (all of one kind) get
+ * their fields back as dicts, in column order, and the field columns go. */
+static int fold_fields(frame *fr) {
+    col *fc = &fr->h[H_FIELDS];
+    for (size_t r = 0; r < fr->rows; r++) {
+        PyObject *d = PyDict_New();
+        if (!d) return -1;
+        for (size_t i = 0; i < fr->nf; i++) {
+            col *c = &fr->f[i];
+            if (r >= c->n || c->valid[r] == CELL_ABSENT) continue;
+            PyObject *o;
+            if (c->kind == COL_OBJ) {
+                o = PyList_GET_ITEM(c->list, (Py_ssize_t)r);
+                Py_INCREF(o);
+            } else {
+                o = typed_obj(c, r);
+            }
+            if (!o || PyDict_SetItem(d, c->name, o) < 0) {
+                Py_XDECREF(o);
+                Py_DECREF(d);
+                return -1;
+            }
+            Py_DECREF(o);
+        }
+        if (col_push_obj(fc, d) < 0) return -1;
+        fc->n++;
+    }
+    for (size_t i = 0; i < fr->nf; i++) col_free(&fr->f[i]);
+    fr->nf = 0;
+    PyDict_Clear(fr->fmap);
+    memset(fr->slots, 0, fr->nslots * sizeof *fr->slots);
+    fr->used = 0;
+    fr->expand = 0;
+    fr->decide = 0;
+    return 0;
+}
+
+/* ---- one event ---- */
+
+static int put_obj(frame *fr, int h, PyObject *o) { /* steals o; NULL: error */
+    if (!fr->want[h]) {
+        Py_XDECREF(o);
+        return 0;
+    }
+    col *c = &fr->h[h];
+    if (c->sparse) {
+        if (!o || grow(&c->data, &c->cap, c->n + 1, 8) < 0) {
+            Py_XDECREF(o);
+            return -1;
+        }
+        int64_t row = (int64_t)fr->rows;
+        memcpy(c->data + c->n * 8, &row, 8);
+    }
+    if (col_push_obj(c, o) < 0) return -1;
+    c->n++;
+    return 0;
+}
+
+static int put_none(frame *fr, int h) {
+    if (!fr->want[h] || fr->h[h].sparse) return 0;
+    Py_INCREF(Py_None);
+    return put_obj(fr, h, Py_None);
+}
+
+static int put_i64(frame *fr, int h, int64_t v) { return fr->want[h] ? col_push_i64(&fr->h[h], v) : 0; }
+
+static int64_t id_i64(uint32_t v) { return v == ETW_NO_ID ? -1 : (int64_t)v; }
+
+/* time_ns() as int64 nanoseconds; NaT (INT64_MIN) where it gives None or
+ * the nanoseconds do not fit */
+static int64_t time_i64(int64_t ft) {
+    if (ft < 0 || ft > ETW_FILETIME_MAX) return INT64_MIN;
+    int64_t d = ft - FILETIME_UNIX_EPOCH;
+    if (d > INT64_MAX / 100 || d <= INT64_MIN / 100) return INT64_MIN;
+    return d * 100;
+}
+
+static int frame_event(frame *fr, const etw_event *ev, const etw_label *lab) {
+    Reader *self = fr->self;
+    const etw_schema *schema = lab->schema;
+    const char *error = lab->error;
+    uint32_t pid, tid;
+    etw_decoder_event_ids(self->dec, ev, schema, &pid, &tid);
+    int32_t pcode = -1, ecode = -1;
+    if (put_i64(fr, H_TIME, time_i64(ev->timestamp)) < 0) return -1;
+    if (fr->want[H_PROVIDER]) {
+        if (col_push_cat(&fr->h[H_PROVIDER], label_name(self, lab->provider, lab->provider_len,
+                                                        schema ? schema->provider_name : NULL)) < 0)
+            return -1;
+        memcpy(&pcode, fr->h[H_PROVIDER].data + (fr->h[H_PROVIDER].n - 1) * 4, 4);
+    }
+    if (fr->want[H_PROVIDER_GUID] && put_obj(fr, H_PROVIDER_GUID, guid_str(self, &ev->provider)) < 0) return -1;
+    if (fr->want[H_EVENT]) {
+        if (col_push_cat(&fr->h[H_EVENT],
+                         label_name(self, lab->event, lab->event_len, schema ? schema->event_name : NULL)) < 0)
+            return -1;
+        memcpy(&ecode, fr->h[H_EVENT].data + (fr->h[H_EVENT].n - 1) * 4, 4);
+    }
+    if (put_i64(fr, H_ID, ev->id) < 0 || put_i64(fr, H_VERSION, ev->version) < 0 ||
+        put_i64(fr, H_LEVEL, ev->level) < 0 || put_i64(fr, H_OPCODE, ev->opcode) < 0 ||
+        put_i64(fr, H_TASK, ev->task) < 0 || put_i64(fr, H_CHANNEL, ev->channel) < 0 ||
+        (fr->want[H_KEYWORDS] && col_push_u64(&fr->h[H_KEYWORDS], ev->keywords) < 0) ||
+        put_i64(fr, H_PID, id_i64(pid)) < 0 || put_i64(fr, H_TID, id_i64(tid)) < 0 ||
+        put_i64(fr, H_CPU, ev->cpu) < 0 || put_i64(fr, H_DATA_LEN, ev->user_data_len) < 0)
+        return -1;
+    if (fr->want[H_PROCESS]) {
+        const char *pname;
+        size_t pname_len;
+        if (etw_decoder_process_name(self->dec, ev, schema, pid, &pname, &pname_len)) {
+            if (put_obj(fr, H_PROCESS, utf8_cached(self, pname, pname_len)) < 0) return -1;
+        } else if (put_none(fr, H_PROCESS) < 0) {
+            return -1;
+        }
+    }
+    if (ev->has_activity_id && !etw_guid_is_zero(&ev->activity_id)) {
+        if (put_obj(fr, H_ACTIVITY_ID, fr->want[H_ACTIVITY_ID] ? guid_str(self, &ev->activity_id) : NULL) < 0 &&
+            fr->want[H_ACTIVITY_ID])
+            return -1;
+    } else if (put_none(fr, H_ACTIVITY_ID) < 0) {
+        return -1;
+    }
+    /* the extended items: through a dict, as the event dict has them */
+    PyObject *ext = NULL;
+    int want_ext = 0;
+    for (int h = H_RELATED_ACTIVITY_ID; h <= H_MORE_STACK_KEYS; h++) want_ext |= fr->want[h];
+    if (want_ext && (ev->ext_count || (self->prof && self->seq))) {
+        if (!(ext = PyDict_New()) || (ev->ext_count && ext_items(self, ext, ev) < 0)) {
+            Py_XDECREF(ext);
+            return -1;
+        }
+        if (self->prof && self->seq) {
+            uint32_t node = etw_profile_event_stack(self->prof, self->seq - 1);
+            if (node != ETW_STACK_NONE &&
+                set_item(ext, K_STACK, profile_stack_list(self->frame_str, self->nframe_str, self->prof, node)) < 0) {
+                Py_DECREF(ext);
+                return -1;
+            }
+        }
+    }
+    for (int i = 0; i < (int)(sizeof h_ext_keys / sizeof *h_ext_keys); i++) {
+        int h = H_RELATED_ACTIVITY_ID + i;
+        PyObject *o = ext ? PyDict_GetItem(ext, g_keys[h_ext_keys[i]]) : NULL;
+        if (o) Py_INCREF(o);
+        if (o ? put_obj(fr, h, o) < 0 : put_none(fr, h) < 0) {
+            Py_XDECREF(ext);
+            return -1;
+        }
+    }
+    Py_XDECREF(ext);
+    /* the fields */
+    if (fr->decide && fr->rows > 0 && (pcode != fr->kind_p || ecode != fr->kind_e) && fold_fields(fr) < 0)
+        return -1;
+    if (fr->rows == 0) {
+        fr->kind_p = pcode;
+        fr->kind_e = ecode;
+    }
+    int decoded = 0;
+    if (ev->is_logfile_header || (schema && etw_decoder_is_manifest_event(ev))) {
+        PyObject *d = ev->is_logfile_header ? logfile_obj(self) : manifest_obj(ev);
+        if (d) {
+            decoded = 1;
+            int rc = fr->expand ? dict_to_cols(fr, d) : 0;
+            if (rc < 0 || (!fr->expand ? put_obj(fr, H_FIELDS, d) : (Py_DECREF(d), 0)) < 0) {
+                if (rc < 0) Py_DECREF(d);
+                return -1;
+            }
+        } else if (!ev->is_logfile_header) {
+            if (PyErr_Occurred()) return -1;
+        } else {
+            return -1;
+        }
+    }
+    if (!decoded && schema) {
+        uint32_t trailing = 0;
+        if (fr->expand) {
+            if (fields_to_cols(fr, schema, ev, &trailing) < 0) return -1;
+        } else if (fr->want[H_FIELDS]) {
+            PyObject *d = fields_obj(self, schema, ev, &trailing);
+            if (put_obj(fr, H_FIELDS, d) < 0) return -1;
+        } else if (fr->want[H_ERROR] && !error) {
+            /* the trailing bytes say whether the payload fits the schema */
+            etw_decode_cursor c;
+            etw_value v;
+            if (etw_decoder_begin(self->dec, ev, schema, &c) == ETW_OK) {
+                while (etw_decode_next(&c, &v) == ETW_OK) {
+                }
+                trailing = etw_decode_remaining(&c);
+            }
+        }
+        if (!error) error = etw_decoder_payload_problem(self->dec, ev, schema, trailing);
+        decoded = 1;
+    } else if (!decoded && !fr->expand && put_obj(fr, H_FIELDS, PyDict_New()) < 0) {
+        return -1;
+    }
+    if (error) {
+        if (put_obj(fr, H_ERROR, fr->want[H_ERROR] ? PyUnicode_DecodeUTF8(error, (Py_ssize_t)strlen(error), "replace")
+                                                   : NULL) < 0 && fr->want[H_ERROR])
+            return -1;
+    } else if (put_none(fr, H_ERROR) < 0) {
+        return -1;
+    }
+    if ((self->raw_always || !decoded || error) && (ev->user_data_len || error)) {
+        if (put_obj(fr, H_RAW, fr->want[H_RAW] ? PyBytes_FromStringAndSize((const char *)ev->user_data,
+                                                                            ev->user_data_len)
+                                               : NULL) < 0 && fr->want[H_RAW])
+            return -1;
+    } else if (put_none(fr, H_RAW) < 0) {
+        return -1;
+    }
+    if (fr->want[H_FILE]) {
+        size_t f = etw_multi_current(self->holder);
+        PyObject *name = f < self->nfiles ? self->file_names[f] : Py_None;
+        Py_INCREF(name);
+        if (col_push_cat(&fr->h[H_FILE], name) < 0) return -1;
+    }
+    fr->rows++;
+    return 0;
+}
+
+/* ---- the result ---- */
+
+static PyObject *bytes_of(const uint8_t *p, size_t n) {
+    return PyBytes_FromStringAndSize(p ? (const char *)p : "", (Py_ssize_t)n);
+}
+
+static const char *kind_name(int k) {
+    switch (k) {
+    case COL_I64: return "i64";
+    case COL_U64: return "u64";
+    case COL_F64: return "f64";
+    case COL_BOOL: return "bool";
+    case COL_TIME: return "time";
+    case COL_CAT: return "cat";
+    case COL_NONE: return "none";
+    default: return "obj";
+    }
+}
+
+/* (name, kind, values, validity or None, categories or None); a sparse
+ * column: (name, "sparse", objects, their rows, None) */
+static PyObject *col_spec(col *c, PyObject *name, size_t rows, int field) {
+    if (c->sparse) {
+        PyObject *objs = c->list ? c->list : PyList_New(0);
+        if (c->list) Py_INCREF(objs);
+        PyObject *at = objs ? bytes_of(c->data, c->n * 8) : NULL;
+        if (!at) {
+            Py_XDECREF(objs);
+            return NULL;
+        }
+        return Py_BuildValue("(OsNNO)", name, "sparse", objs, at, Py_None);
+    }
+    if (field && pad_to(c, rows) < 0) return NULL;
+    PyObject *vals;
+    if (c->kind == COL_OBJ) {
+        vals = c->list ? c->list : PyList_New(0);
+        if (c->list) Py_INCREF(vals);
+    } else if (c->kind == COL_NONE) {
+        Py_INCREF(Py_None);
+        vals = Py_None;
+    } else {
+        vals = bytes_of(c->data, c->n * col_width(c->kind));
+    }
+    if (!vals) return NULL;
+    PyObject *valid = field && c->valid ? bytes_of(c->valid, c->n) : (Py_INCREF(Py_None), Py_None);
+    PyObject *cats = c->cats ? c->cats : Py_None;
+    return valid ? Py_BuildValue("(OsNNO)", name, kind_name(c->kind), vals, valid, cats) : (Py_DECREF(vals), NULL);
+}
+
+static void frame_free(frame *fr) {
+    for (int i = 0; i < H_COUNT_; i++) col_free(&fr->h[i]);
+    for (size_t i = 0; i < fr->nf; i++) col_free(&fr->f[i]);
+    PyMem_Free(fr->f);
+    PyMem_Free(fr->slots);
+    Py_XDECREF(fr->fmap);
+    Py_XDECREF(fr->only);
+}
+
+/* _frame(columns, expand): read the remaining events (selection and
+ * options applied) into columns: {"header": [spec...], "fields": [spec...],
+ * "expanded": bool}, spec = (name, kind, values, validity, categories). */
+PyObject *Reader_frame(Reader *self, PyObject *args) {
+    PyObject *columns = Py_None, *expand = Py_None;
+    if (!PyArg_ParseTuple(args, "|OO", &columns, &expand)) return NULL;
+    if (!self->r || !self->dec) return raise_status(self, ETW_E_INVALID_ARG, "_frame needs a decoding reader");
+    frame fr;
+    memset(&fr, 0, sizeof fr);
+    fr.self = self;
+    PyObject *out = NULL;
+    if (!(fr.fmap = PyDict_New())) goto done;
+    fr.nslots = 256;
+    if (!(fr.slots = PyMem_Calloc(fr.nslots, sizeof *fr.slots))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (int i = 0; i < H_COUNT_; i++) {
+        fr.h[i].kind = h_kinds[i];
+        fr.h[i].sparse = h_kinds[i] == COL_OBJ && i != H_PROVIDER_GUID && i != H_FIELDS;
+        fr.want[i] = i != H_FILE || self->several;
+    }
+    if (expand == Py_None) {
+        fr.expand = fr.decide = 1;
+    } else {
+        int e = PyObject_IsTrue(expand);
+        if (e < 0) goto done;
+        fr.expand = e;
+    }
+    if (columns != Py_None) {
+        /* header keys by name; other names are fields ("fields.X": the
+         * field X where a header key has that name) */
+        fr.only = PySet_New(NULL);
+        if (!fr.only) goto done;
+        for (int i = 0; i < H_COUNT_; i++) fr.want[i] = 0;
+        PyObject *it = PyObject_GetIter(columns), *name;
+        if (!it) goto done;
+        int any_field = 0;
+        while ((name = PyIter_Next(it)) != NULL) {
+            if (!PyUnicode_Check(name)) {
+                Py_DECREF(name);
+                Py_DECREF(it);
+                PyErr_SetString(PyExc_TypeError, "columns: names (str)");
+                goto done;
+            }
+            int h = -1;
+            for (int i = 0; i < H_COUNT_; i++)
+                if (PyUnicode_CompareWithASCIIString(name, h_names[i]) == 0) h = i;
+            int rc = 0;
+            if (h == H_FILE && !self->several) h = -2; /* one trace: no file column */
+            if (h >= 0) {
+                fr.want[h] = 1;
+            } else if (h == -1) {
+                const char *u = PyUnicode_AsUTF8(name);
+                PyObject *bare = !u ? NULL
+                                 : !strncmp(u, "fields.", 7) ? PyUnicode_Substring(name, 7, PY_SSIZE_T_MAX)
+                                                             : (Py_INCREF(name), name);
+                rc = bare ? PySet_Add(fr.only, bare) : -1;
+                Py_XDECREF(bare);
+                any_field = 1;
+            }
+            Py_DECREF(name);
+            if (rc < 0) {
+                Py_DECREF(it);
+                goto done;
+            }
+        }
+        Py_DECREF(it);
+        if (PyErr_Occurred()) goto done;
+        /* named fields: field columns; "fields" alone: the dicts */
+        fr.expand = any_field;
+        fr.decide = 0;
+        if (any_field) fr.want[H_FIELDS] = 0;
+    }
+    if (fr.expand) fr.want[H_FIELDS] = fr.decide; /* filled if expand=None folds */
+    etw_event ev;
+    etw_status s = ETW_OK;
+    for (;;) {
+        if (self->max_events && self->returned >= self->max_events) break;
+        s = reader_next(self, &ev);
+        if (s != ETW_OK) break;
+        self->seq++;
+        int m = select_event(self, &ev);
+        if (m < 0) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        if (!m || (self->no_manifest_events && etw_decoder_is_manifest_event(&ev))) continue;
+        if (frame_event(&fr, &ev, &self->lab) < 0) goto done;
+        self->returned++;
+        if (self->ndiags && flush_diags(self) < 0) goto done;
+    }
+    self->finished = 1;
+    etw_decoder_finish(self->dec);
+    if (flush_diags(self) < 0) goto done;
+    if (s != ETW_OK && s != ETW_END) {
+        raise_status(self, s, "reading the trace");
+        goto done;
+    }
+    int expanded = fr.expand;
+    PyObject *hl = PyList_New(0), *fl = PyList_New(0);
+    for (int i = 0; hl && fl && i < H_COUNT_; i++) {
+        if (!fr.want[i] || (i == H_FIELDS && expanded)) continue;
+        PyObject *name = PyUnicode_FromString(h_names[i]);
+        PyObject *spec = name ? col_spec(&fr.h[i], name, fr.rows, 0) : NULL;
+        Py_XDECREF(name);
+        if (!spec || PyList_Append(hl, spec) < 0) Py_CLEAR(hl);
+        Py_XDECREF(spec);
+    }
+    for (size_t i = 0; hl && fl && expanded && i < fr.nf; i++) {
+        PyObject *spec = col_spec(&fr.f[i], fr.f[i].name, fr.rows, 1);
+        if (!spec || PyList_Append(fl, spec) < 0) Py_CLEAR(fl);
+        Py_XDECREF(spec);
+    }
+    if (hl && fl)
+        out = Py_BuildValue("{s:O,s:O,s:n}", "header", hl, "fields", fl, "rows", (Py_ssize_t)fr.rows);
+    Py_XDECREF(hl);
+    Py_XDECREF(fl);
+done:
+    frame_free(&fr);
+    return out;
+}
