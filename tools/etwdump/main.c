@@ -172,7 +172,8 @@ int main(int argc, char **argv) {
             if (i == 0 || t < s.origin) s.origin = t;
         }
         etw_filter_set_origin(filter, s.origin);
-        int r2 = o.profile   ? run_profile(&s)
+        int r2 = o.report    ? run_report(&s)
+                 : o.profile ? run_profile(&s)
                  : o.stats   ? run_stats(&s)
                  : o.schemas ? run_schemas(&s)
                  : parallel  ? run_events_parallel(&s)

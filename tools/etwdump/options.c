@@ -65,6 +65,9 @@ static const char usage_text[] =
     "                       with --format json, the same as one JSON object;\n"
     "                       a trace with stacks adds the top modules and\n"
     "                       functions by CPU samples (\"cpu_samples\")\n"
+    "  --report NAME        a report instead of the events (docs/reports.md):\n"
+    "                       processes, gc, disk, files, network or cpu; tables\n"
+    "                       as text, or with --format json / csv\n"
     "  --schemas            print the schemas the selected events use (provider,\n"
     "                       event, version, fields with types and maps, source)\n"
     "                       as one JSON object\n"
@@ -325,6 +328,13 @@ int parse_args(int argc, char **argv, options *o) {
             if (!add_fields(o, argv[i])) return 0;
         } else if (!strcmp(a, "--stacks")) {
             o->stacks = 1;
+        } else if (!strcmp(a, "--report")) {
+            if (++i >= argc) goto missing;
+            if (etw_report_kind_parse(argv[i], &o->report_kind) != ETW_OK) {
+                fprintf(stderr, "etwdump: unknown report '%s' (known: processes, gc, disk, files, network, cpu)\n", argv[i]);
+                return 0;
+            }
+            o->report = 1;
         } else if (!strcmp(a, "--profile")) {
             if (++i >= argc) goto missing;
             if (etw_profile_format_parse(argv[i], &o->profile_format) != ETW_OK) {
@@ -408,6 +418,10 @@ int parse_args(int argc, char **argv, options *o) {
     }
     if (o->profile && (o->stats || o->schemas)) {
         fprintf(stderr, "etwdump: --profile writes a profile: not with --%s\n", o->stats ? "stats" : "schemas");
+        return 0;
+    }
+    if (o->report && (o->stats || o->schemas || o->profile || o->stacks)) {
+        fprintf(stderr, "etwdump: --report writes a report: not with --stats, --schemas, --profile or --stacks\n");
         return 0;
     }
     if (o->profile && o->stacks) {
