@@ -8,9 +8,15 @@ import csv
 import io
 import json
 import re
+import os
+import struct
 import subprocess
 import sys
+import tempfile
 from collections import defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import etlwrite  # noqa: E402  (the tests' own ETL writer, no code shared with the library)
 
 ETWDUMP, DATA = sys.argv[1], sys.argv[2]
 NET = DATA + "/net.4.5.2.x64.etl"
@@ -226,6 +232,93 @@ text = run("--report", "gc", NET)
 check("GCs (sizes in bytes" in text and "AllocSmall" in text, "gc text tables")
 sel = report("disk", NET, "--pid", "4")
 check([r["pid"] for r in sel["processes"]] == [4], "--pid selects the disk report's events")
+
+# --- files and disk on a synthetic trace ---------------------------------------
+# Kernel records written as EVENT_HEADER records with the classic-header flag
+# (0x0100), which the decoder reads by (class GUID, opcode, version) as it
+# reads SYSTEM records; layouts of kernel-mof.md (FileIo_V3_Name, _ReadWrite,
+# DiskIo_V3_TypeGroup1, SystemConfigEx VolumeMapping).
+
+FILEIO_G, DISKIO_G, SYSCFGEX = FILEIO, DISKIO, "9b79ee91-b5fd-41c0-a243-4248e266e9d0"
+
+
+def kev(provider, op, ver, ts, payload, tid=8):
+    return {"provider": provider, "opcode": op, "version": ver, "flags": 0x0100, "ts": ts, "pid": 4, "tid": tid,
+            "payload": payload}
+
+
+def wstr(x):
+    return (x + "\0").encode("utf-16-le")
+
+
+def fname(ts, fo, name, op=0):
+    return kev(FILEIO_G, op, 3, ts, struct.pack("<Q", fo) + wstr(name))
+
+
+def frw(ts, op, fo, key, size):
+    return kev(FILEIO_G, op, 3, ts, struct.pack("<QQQQIII", 0, 0x1000, fo, key, 8, size, 0))
+
+
+def dio(ts, op, disk, size, fo, ticks):
+    return kev(DISKIO_G, op, 3, ts, struct.pack("<IIIIqQQQI", disk, 0, size, 0, 0, fo, 0x2000, ticks, 8))
+
+
+evs = [kev(SYSCFGEX, 35, 0, 1, wstr("\\Device\\HarddiskVolume2\\") + wstr("C:\\")),
+       fname(10, 0xA0, r"\Device\HarddiskVolume2\a.txt"),
+       frw(20, 67, 0x1, 0xA0, 100), frw(30, 68, 0x1, 0xA0, 7), frw(40, 67, 0x2, 0xB0, 50),
+       # disk: PerfFreq is 10 MHz (etlwrite), so 5,000 ticks are 0.5 ms; the second read completes
+       # 10 us (100 ticks of 100 ns) after the first on the same disk: its service time is 0.01 ms
+       dio(1000, 10, 0, 4096, 0xA0, 5000), dio(1100, 10, 0, 512, 0xB0, 5000), dio(1200, 11, 1, 8192, 0xC0, 3000),
+       fname(5000, 0xB0, r"\Device\HarddiskVolume2\b.txt", 36)]  # named by the rundown, after its I/O
+with tempfile.TemporaryDirectory() as tmp:
+    syn = os.path.join(tmp, "files.etl")
+    etlwrite.write_etl(syn, evs)
+    frep = {r["file"]: r for r in report("files", syn)["files"]}
+    a, b = frep.get(r"\Device\HarddiskVolume2\a.txt"), frep.get(r"\Device\HarddiskVolume2\b.txt")
+    check(a is not None and b is not None, "files: both files named (b by its rundown after the read): %s" % list(frep))
+    if a and b:
+        check((a["reads"], a["read_bytes"], a["writes"], a["write_bytes"]) == (1, 100, 1, 7), "files: a.txt %s" % a)
+        check((b["reads"], b["read_bytes"], b["writes"]) == (1, 50, 0), "files: b.txt %s" % b)
+        check(a["drive_path"] == r"C:\a.txt", "files: drive path %r" % a["drive_path"])
+    drep = report("disk", syn)
+    dfile = {r["file"]: r for r in drep["files"]}
+    check(set(dfile) == {r"\Device\HarddiskVolume2\a.txt", r"\Device\HarddiskVolume2\b.txt", "(FileObject 0xc0)"},
+          "disk: files %s" % list(dfile))
+    tot_el = sum(r["elapsed_ms"] for r in drep["processes"])
+    tot_sv = sum(r["service_ms"] for r in drep["processes"])
+    check(abs(tot_el - (0.5 + 0.5 + 0.3)) < 1e-6, "disk: elapsed %s ms" % tot_el)
+    check(abs(tot_sv - (0.5 + 0.01 + 0.3)) < 1e-6, "disk: service %s ms" % tot_sv)
+    check(sum(r["read_bytes"] for r in drep["processes"]) == 4608 and sum(r["write_bytes"] for r in drep["processes"]) == 8192,
+          "disk: bytes")
+
+# --- processes across the files of a diagsession (kernel events, four merged traces) ---
+DIAG = DATA + "/diaghub-dotnetcore3.1-win-x64-diagsession.zip"
+if os.path.exists(DIAG):
+    prep = report("processes", DIAG)["processes"]
+    pev = [e for e in events(DIAG, "--provider", PROCESS) if e["opcode"] in (1, 2, 3, 4)]
+    rundown_pids = {e["fields"]["ProcessId"] for e in pev if e["opcode"] == 3}
+    started = [e["fields"] for e in pev if e["opcode"] == 1]
+    stopped = [e["fields"] for e in pev if e["opcode"] == 2]
+    check(len(prep) == len(rundown_pids) + len(started), "diagsession: %d rows, %d rundown + %d started"
+          % (len(prep), len(rundown_pids), len(started)))
+    byp = defaultdict(list)
+    for r in prep:
+        byp[r["pid"]].append(r)
+    for f in started:
+        rows = [r for r in byp[f["ProcessId"]] if r["start_s"] is not None]
+        check(len(rows) == 1 and rows[0]["parent_pid"] == f["ParentId"] and rows[0]["command_line"] == f["CommandLine"],
+              "diagsession: started process %d" % f["ProcessId"])
+    for f in stopped:
+        rows = [r for r in byp[f["ProcessId"]] if r["end_s"] is not None]
+        check(len(rows) == 1 and rows[0]["exit_code"] == f["ExitStatus"], "diagsession: exit code of %d" % f["ProcessId"])
+    # the tree: every row's parent that is in the report comes before it, one level up
+    pos = {}
+    for i, r in enumerate(prep):
+        if r["depth"]:
+            j = max(k for k in range(i) if prep[k]["depth"] == r["depth"] - 1)
+            check(prep[j]["pid"] == r["parent_pid"], "diagsession: tree parent of %d" % r["pid"])
+else:
+    print("note: %s not present: the diagsession process test is skipped" % DIAG)
 
 if failures:
     print("%d failures" % len(failures))
