@@ -320,6 +320,60 @@ if os.path.exists(DIAG):
 else:
     print("note: %s not present: the diagsession process test is skipped" % DIAG)
 
+# --- network from the manifest provider Microsoft-Windows-Kernel-Network -------
+# A minimal manifest with the provider's layout (PID, size, daddr, saddr, dport,
+# sport: the order its messages "%2 bytes transmitted from %4:%6 to %3:%5" use).
+KNET = "7dd42a49-5329-4832-8dfd-43d979153a88"
+MAN = """<?xml version="1.0" encoding="UTF-8"?>
+<instrumentationManifest xmlns="http://schemas.microsoft.com/win/2004/08/events"
+    xmlns:win="http://manifests.microsoft.com/win/2004/08/windows/events">
+ <instrumentation><events>
+  <provider name="Microsoft-Windows-Kernel-Network" guid="{%s}" symbol="KNET"
+      resourceFileName="x.dll" messageFileName="x.dll">
+   <events>
+    <event value="10" version="0" level="win:Informational" template="T4" symbol="TcpSend"/>
+    <event value="11" version="0" level="win:Informational" template="T4" symbol="TcpRecv"/>
+    <event value="42" version="0" level="win:Informational" template="T4" symbol="UdpSend"/>
+   </events>
+   <templates>
+    <template tid="T4">
+     <data name="PID" inType="win:UInt32"/>
+     <data name="size" inType="win:UInt32"/>
+     <data name="daddr" inType="win:UInt32" outType="win:IPv4"/>
+     <data name="saddr" inType="win:UInt32" outType="win:IPv4"/>
+     <data name="dport" inType="win:UInt16" outType="win:Port"/>
+     <data name="sport" inType="win:UInt16" outType="win:Port"/>
+    </template>
+   </templates>
+  </provider>
+ </events></instrumentation>
+</instrumentationManifest>
+""" % KNET
+
+
+def knet(ts, eid, pid, size, daddr, dport):
+    payload = struct.pack("<II", pid, size) + bytes(daddr) + bytes([10, 0, 0, 1]) + struct.pack(">HH", dport, 50000)
+    return {"provider": KNET, "id": eid, "ts": ts, "pid": pid, "tid": 1, "payload": payload}
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    man = os.path.join(tmp, "knet.man")
+    with open(man, "w") as f:
+        f.write(MAN)
+    syn = os.path.join(tmp, "knet.etl")
+    etlwrite.write_etl(syn, [knet(10, 10, 700, 1000, [93, 184, 216, 34], 443), knet(20, 11, 700, 250, [93, 184, 216, 34], 443),
+                             knet(30, 10, 700, 5, [1, 1, 1, 1], 80), knet(40, 42, 800, 64, [8, 8, 8, 8], 53)])
+    nr = report("network", syn, "-m", man)
+    procs = {r["pid"]: r for r in nr["processes"]}
+    check(set(procs) == {700, 800}, "Kernel-Network: processes %s" % list(procs))
+    if set(procs) == {700, 800}:
+        check((procs[700]["tcp_sent"], procs[700]["tcp_received"], procs[700]["tcp_sends"]) == (1005, 250, 2),
+              "Kernel-Network: pid 700 %s" % procs[700])
+        check((procs[800]["udp_sent"], procs[800]["udp_sends"]) == (64, 1), "Kernel-Network: pid 800 %s" % procs[800])
+    remotes = {(r["pid"], r["protocol"], r["remote"]): (r["sent"], r["received"]) for r in nr["remotes"]}
+    check(remotes == {(700, "tcp", "93.184.216.34:443"): (1000, 250), (700, "tcp", "1.1.1.1:80"): (5, 0),
+                      (800, "udp", "8.8.8.8:53"): (64, 0)}, "Kernel-Network: remotes %s" % remotes)
+
 if failures:
     print("%d failures" % len(failures))
     sys.exit(1)

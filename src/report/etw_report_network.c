@@ -9,8 +9,11 @@
  * counted as received, as PerfView's TcpIp/TCPCopy is a receive copied to
  * the user); the remote end is daddr:dport (the kernel writes the remote
  * address as daddr for sends and receives alike). Ports and addresses are
- * in network byte order in the payload. Microsoft-Windows-Kernel-Network
- * (the manifest provider) is not read: docs/reports.md. */
+ * in network byte order in the payload. The manifest provider
+ * Microsoft-Windows-Kernel-Network (7dd42a49-5329-4832-8dfd-43d979153a88;
+ * its manifest must be given, -m) numbers the same events as ids: TCP 10-18
+ * and 26-34 as the TcpIp opcodes, UDP 42, 43 (IPv4) and 58, 59 (IPv6) as
+ * UdpIp's plus 32, with the same field names (PID, size, daddr, dport). */
 #include <stdio.h>
 #include <string.h>
 
@@ -87,12 +90,26 @@ static net_row *get_row(etw_report *r, net *k, rep_vec *v, rep_map *m, uint64_t 
 enum { N_PID, N_SIZE, N_DADDR, N_DPORT, N_FN };
 static const char *const net_fields[N_FN] = {"PID", "size", "daddr", "dport"};
 
+static const etw_guid kernel_network = {0x7dd42a49, 0x5329, 0x4832, {0x8d, 0xfd, 0x43, 0xd9, 0x79, 0x15, 0x3a, 0x88}};
+
 static etw_status n_add(etw_report *r, etw_decoder *d, const etw_event *ev, const etw_schema *s) {
     net *k = r->impl;
-    if (!s || s->source != ETW_SOURCE_MOF) return ETW_OK;
-    int tcp = etw_guid_equal(&ev->provider, &rep_guid_tcpip);
-    if (!tcp && !etw_guid_equal(&ev->provider, &rep_guid_udpip)) return ETW_OK;
-    uint8_t op = ev->opcode;
+    if (!s) return ETW_OK;
+    int tcp;
+    uint8_t op;
+    if (s->source == ETW_SOURCE_MOF) {
+        tcp = etw_guid_equal(&ev->provider, &rep_guid_tcpip);
+        if (!tcp && !etw_guid_equal(&ev->provider, &rep_guid_udpip)) return ETW_OK;
+        op = ev->opcode;
+    } else if (etw_guid_equal(&s->provider, &kernel_network)) {
+        uint16_t id = s->event_id;
+        tcp = id < 42;
+        if (id >= 42 && id <= 59) id = (uint16_t)(id - 32); /* UDP: as UdpIp's opcodes */
+        if (id > 34) return ETW_OK;
+        op = (uint8_t)id;
+    } else {
+        return ETW_OK;
+    }
     int v6 = op >= 26;
     uint8_t base = v6 ? (uint8_t)(op - 16) : op;
     int kind;
