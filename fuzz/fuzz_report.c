@@ -16,7 +16,9 @@
  * ETW_OK; JSON output is one line starting with {"report": and ending }\n;
  * a second write gives the same bytes.
  * Build: cmake -DETW_FUZZ=ON -DCMAKE_C_COMPILER=clang (target fuzz_report).
- * Run:   build-fuzz/fuzz_report -max_len=65536 /tmp/c fuzz/corpus/etwdump */
+ * Seeds: fuzz/corpus/report/ (a trace prefixed by a 0 byte; events.bin, a
+ * script touching every report).
+ * Run:   build-fuzz/fuzz_report -max_len=262144 /tmp/c fuzz/corpus/report */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
