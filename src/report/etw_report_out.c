@@ -264,7 +264,7 @@ etw_status rep_out_run(etw_report *r, etw_report_format fmt, etw_report_write_fn
     if (st != ETW_OK && o.st == ETW_OK) o.st = st;
     if (r->dropped) {
         char b[160];
-        snprintf(b, sizeof b, "%llu rows or names were not kept: a table reached its bound (docs/limits.md)",
+        snprintf(b, sizeof b, "%llu times a new row or name was not kept: a table had reached its bound (docs/limits.md)",
                  (unsigned long long)r->dropped);
         rep_note(&o, b);
     }
