@@ -32,7 +32,7 @@ artifacts=${FUZZ_ARTIFACTS:-$build/artifacts}
 # whole PDBs (the seeds are 7 KB of 512-byte pages): 65536, 128 such pages.
 max_len_for() {
   case "$1" in
-    fuzz_reader | fuzz_etwdump | fuzz_render | fuzz_profile) echo 262144 ;; # profile: traces, or event scripts
+    fuzz_reader | fuzz_etwdump | fuzz_render | fuzz_profile | fuzz_report) echo 262144 ;; # profile, report: traces, or event scripts
     fuzz_text) echo 4096 ;;
     fuzz_pe) echo 65536 ;; # whole DLLs: the real test DLLs are 2-59 KB
     fuzz_pdb) echo 65536 ;;

@@ -19,6 +19,7 @@
  *   etw_label    (etw_label.h)   an event's provider and event names as text
  *   etw_render   (etw_render.h)  events as JSON, text or CSV
  *   etw_stats    (etw_stats.h)   the summary etwdump --stats prints
+ *   etw_report   (etw_report.h)  processes, gc, disk, files, network, cpu tables
  *   etw_schemas  (etw_schemas.h) the schemas a trace uses, as JSON
  *   etw_pdb      (etw_pdb.h)     function names from a PDB; a PDB in a local
  *                                symbol store
@@ -43,6 +44,7 @@
 #include "etw_pdb.h"
 #include "etw_pipeline.h"
 #include "etw_profile.h"
+#include "etw_report.h"
 #include "etw_reader.h"
 #include "etw_render.h"
 #include "etw_schema.h"

@@ -9,6 +9,7 @@
  *   fieldcheck.c  the --fields names no selected event had
  *   stats.c     --stats and --schemas
  *   profile.c   --profile and --stacks (the profile stage, etw_profile.h)
+ *   report.c    --report (etw_report.h)
  *   progress.c  the progress line, Ctrl-C and broken pipes
  *   main.c      puts them together
  */
@@ -79,6 +80,8 @@ typedef struct options {
     int nfilters;
     unsigned jobs; /* -j; 0: the processors available */
     int stacks;        /* --stacks: "stack" (frame labels) on every event that has one */
+    int report;        /* --report NAME given */
+    etw_report_kind report_kind;
     int profile;       /* --profile FORMAT given */
     etw_profile_format profile_format;
     const char *weight; /* --weight FIELD: a --profile sample's weight */
@@ -227,6 +230,9 @@ int cpu_summary(session *s, int json, char **text, size_t *len);
 
 /* profile.c: the profile options every run shares (symbol stores, diag). */
 void profile_options_init(const session *s, etw_decoder *dec, etw_profile_options *po);
+
+/* report.c: --report NAME, a report's tables instead of the events. */
+int run_report(session *s);
 
 /* stats.c: --stats, a summary instead of the events. */
 int run_stats(session *s);

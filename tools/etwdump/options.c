@@ -75,6 +75,9 @@ static const char usage_text[] =
     "                       with --format json, the same as one JSON object;\n"
     "                       a trace with stacks adds the top modules and\n"
     "                       functions by CPU samples (\"cpu_samples\")\n"
+    "  --report NAME        a report instead of the events (docs/reports.md):\n"
+    "                       processes, gc, disk, files, network or cpu; tables\n"
+    "                       as text, or with --format json / csv\n"
     "  --schemas            print the schemas the selected events use (provider,\n"
     "                       event, version, fields with types and maps, source)\n"
     "                       as one JSON object\n"
@@ -191,7 +194,7 @@ static const char usage_text[] =
 enum opt_id {
     O_HELP, O_VERSION, O_STATS, O_MANIFEST, O_WINDOWS, O_LANG, O_NO_DEFAULT_MANIFESTS, O_NO_MANIFEST_EVENTS,
     O_MESSAGES, O_RAW, O_INT64, O_FILE_ORDER, O_NO_MAP, O_MAP, O_QUIET, O_VERBOSE, O_FORMAT, O_CSV_EOL,
-    O_TIME, O_FIELDS, O_STACKS, O_PROFILE, O_WEIGHT, O_SYMBOLS, O_SCHEMAS, O_NO_PROGRESS, O_OUTPUT, O_JOBS,
+    O_TIME, O_FIELDS, O_STACKS, O_REPORT, O_PROFILE, O_WEIGHT, O_SYMBOLS, O_SCHEMAS, O_NO_PROGRESS, O_OUTPUT, O_JOBS,
     O_MAX_EVENTS, O_WITH_FILE, O_SPLIT_BY, O_FILTER
 };
 
@@ -224,6 +227,7 @@ static const struct opt_def {
     {"time", 0, 1, O_TIME, NULL, 0},
     {"fields", 0, 1, O_FIELDS, NULL, 0},
     {"stacks", 0, 0, O_STACKS, NULL, 0},
+    {"report", 0, 1, O_REPORT, NULL, 0},
     {"profile", 0, 1, O_PROFILE, NULL, 0},
     {"weight", 0, 1, O_WEIGHT, NULL, 0},
     {"symbols", 0, 1, O_SYMBOLS, NULL, 0},
@@ -445,6 +449,13 @@ static int apply(options *o, int k, char *v) {
         if (!add_fields(o, v)) return 0;
         break;
     case O_STACKS: o->stacks = 1; break;
+    case O_REPORT:
+        if (etw_report_kind_parse(v, &o->report_kind) != ETW_OK) {
+            fprintf(stderr, "etwdump: unknown report '%s' (known: processes, gc, disk, files, network, cpu)\n", v);
+            return 0;
+        }
+        o->report = 1;
+        break;
     case O_PROFILE:
         if (etw_profile_format_parse(v, &o->profile_format) != ETW_OK) {
             fprintf(stderr, "etwdump: unknown profile format '%s' (known: folded, speedscope, firefox)\n", v);
@@ -586,6 +597,7 @@ int parse_args(int argc, char **argv, options *o) {
                             : o->schemas ? "--schemas"
                             : o->profile ? "--profile"
                             : o->stacks  ? "--stacks"
+                            : o->report  ? "--report"
                                          : NULL;
         if (other) {
             fprintf(stderr, "etwdump: --split-by writes the events into files by kind: not with %s\n", other);
@@ -602,6 +614,10 @@ int parse_args(int argc, char **argv, options *o) {
     }
     if (o->profile && (o->stats || o->schemas)) {
         fprintf(stderr, "etwdump: --profile writes a profile: not with --%s\n", o->stats ? "stats" : "schemas");
+        return 0;
+    }
+    if (o->report && (o->stats || o->schemas || o->profile || o->stacks)) {
+        fprintf(stderr, "etwdump: --report writes a report: not with --stats, --schemas, --profile or --stacks\n");
         return 0;
     }
     if (o->profile && o->stacks) {
