@@ -5,6 +5,7 @@
  *   inputs.c    files and directories -> the traces to read (etw_multi)
  *   filter.c    selection options -> etw_filter
  *   output.c    the selected events as JSON, text or CSV (etw_render)
+ *   perfetto.c  --format perfetto (etw_perfetto)
  *   stats.c     --stats and --schemas
  *   profile.c   --profile and --stacks (the profile stage, etw_profile.h)
  *   progress.c  the progress line, Ctrl-C and broken pipes
@@ -67,6 +68,7 @@ typedef struct options {
     unsigned long long max_events;
     etw_render_format format;
     int format_given;  /* --format was on the command line (--stats: json vs the table) */
+    int perfetto;      /* --format perfetto: a Trace Event Format timeline (perfetto.c) */
     etw_time_form time;
     const char *fields[ETW_RENDER_MAX_FIELDS]; /* --fields, split at commas */
     int nfields;
@@ -194,6 +196,10 @@ int cpu_summary(session *s, int json, char **text, size_t *len);
 
 /* profile.c: the profile options every run shares (symbol stores, diag). */
 void profile_options_init(const session *s, etw_decoder *dec, etw_profile_options *po);
+
+/* perfetto.c: --format perfetto, the selected events as one Trace Event
+ * Format JSON object (etw_perfetto.h), on the calling thread. */
+int run_perfetto(session *s);
 
 /* stats.c: --stats, a summary instead of the events. */
 int run_stats(session *s);

@@ -175,6 +175,7 @@ int main(int argc, char **argv) {
         int r2 = o.profile   ? run_profile(&s)
                  : o.stats   ? run_stats(&s)
                  : o.schemas ? run_schemas(&s)
+                 : o.perfetto ? run_perfetto(&s)
                  : parallel  ? run_events_parallel(&s)
                              : run_events(&s);
         if (r2 > rc) rc = r2;

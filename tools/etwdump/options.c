@@ -28,7 +28,9 @@ static const char usage_text[] =
     "                       message, datetime, timestamp, timestamp_desc, the\n"
     "                       event's keys, payload fields as field_NAME) or xml\n"
     "                       (<Events>, then one <Event> a line in the Windows\n"
-    "                       event schema's shape: System, EventData)\n"
+    "                       event schema's shape: System, EventData) or perfetto\n"
+    "                       (one Trace Event Format JSON timeline for\n"
+    "                       ui.perfetto.dev: docs/timeline.md)\n"
     "  --csv-eol EOL        line ends of csv: crlf (RFC 4180, default) or lf\n"
     "  --fields A,B,...     keep only these payload fields (repeatable)\n"
     "  --time FORM          utc (RFC 3339, default for json and csv), relative\n"
@@ -293,8 +295,10 @@ int parse_args(int argc, char **argv, options *o) {
                 o->format = ETW_RENDER_TIMESKETCH;
             } else if (!strcmp(argv[i], "xml")) {
                 o->format = ETW_RENDER_XML;
+            } else if (!strcmp(argv[i], "perfetto")) {
+                o->perfetto = 1; /* o->format stays json: unused */
             } else {
-                fprintf(stderr, "etwdump: unknown format '%s' (known: json, text, csv, timesketch, xml)\n",
+                fprintf(stderr, "etwdump: unknown format '%s' (known: json, text, csv, timesketch, xml, perfetto)\n",
                         argv[i]);
                 return 0;
             }

@@ -145,7 +145,7 @@ int run_events(session *s) {
 
 int parallel_run(const options *o, etw_multi *m) {
     /* --stacks and --profile: the profile reads the trace in order, on one thread */
-    if (o->schemas || o->stacks || o->profile) return 0;
+    if (o->schemas || o->stacks || o->profile || o->perfetto) return 0; /* perfetto: spans pair across the trace */
     int several = etw_multi_count(m) > 1;
     /* --stats: -j 1, -n (the reader's counts where it stops) and several
      * files stay in scan() */
