@@ -56,7 +56,8 @@ int run_perfetto(session *s) {
             rc = EXIT_INTERRUPTED;
             break;
         }
-        int sel = etw_filter_match(s->filter, s->dec, &ev, NULL);
+        /* no selection: every event is written, which resolves it anyway */
+        int sel = etw_filter_is_empty(s->filter) ? 1 : etw_filter_match(s->filter, s->dec, &ev, NULL);
         if (sel < 0) {
             rc = out_of_memory();
             break;
