@@ -239,6 +239,33 @@ if doc:
     sel, sev = one_trace("net.4.5.2.x64.etl", ("--pid", str(pid)))
     if sel:
         check({e["pid"] for e in sel["traceEvents"]} == {pid}, "--pid: only that process's tracks")
+    # --until 5: the rundown's DCStop/DCEnd are left out, so processes and threads stay open:
+    # each becomes a span to the last selected event (args.end "trace end"), from the trace
+    # start when seen in the rundown (DCStart), from its Start otherwise
+    cut, cev = one_trace("net.4.5.2.x64.etl", ("--until", "5"))
+    if cut:
+        origin = ticks(cut["otherData"]["trace_start"])
+        last = max(ticks(e["time"]) for e in cev)
+        want = collections.Counter()
+        for kind, guid, key in (("process", "3d6fa8d0-fe05-11d0-9dda-00c04fd7ba7c", "ProcessId"),
+                                ("thread", "3d6fa8d1-fe05-11d0-9dda-00c04fd7ba7c", "TThreadId")):
+            open_ = {}
+            for e in cev:
+                if e["provider_guid"] != guid or e["opcode"] not in (1, 2, 3, 4):
+                    continue
+                k = e["fields"].get(key, e["tid"] if kind == "thread" else e["pid"])
+                if e["opcode"] in (1, 3):
+                    open_.setdefault(k, origin if e["opcode"] == 3 else ticks(e["time"]))
+                else:
+                    open_.pop(k, None)
+            for k, t0 in open_.items():
+                want[(kind, round(us(t0 - origin), 1), round(us(last - origin), 1))] += 1
+        got = collections.Counter((e["cat"], round(e["ts"], 1), round(e["ts"] + e["dur"], 1))
+                                  for e in cut["traceEvents"]
+                                  if e["ph"] == "X" and e["args"].get("end") == "trace end")
+        check(got == want and sum(want.values()) > 600,
+              "--until 5: open processes and threads end at the last event (%d, %d)"
+              % (sum(got.values()), sum(want.values())))
 doc, events = one_trace("gcevents.etl")
 if doc:
     check(sum(1 for e in doc["traceEvents"] if e.get("cat") == "gc-pause") == 2, "gcevents: 2 GC pauses")

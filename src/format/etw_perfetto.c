@@ -54,7 +54,9 @@ typedef struct proc {
     uint8_t pause_open;
     uint8_t pause_reason_len;
     uint8_t ngc;
+    uint8_t name_len;    /* name: its JSON string (quotes included), 0: none kept */
     uint16_t lanes_named;
+    char name[64];
     int64_t start;
     int64_t pause_start;
     char pause_reason[ARG_TEXT];
@@ -331,6 +333,10 @@ static void name_process(etw_perfetto *pf, proc *p, uint32_t pid, int64_t at) {
     if (v && n >= 2 && v[0] == '"') {
         metadata(pf, "process_name", pid, pid, at, v, n, 1);
         p->named = 2;
+        if (n <= sizeof p->name) { /* for its lifetime span at the trace end */
+            memcpy(p->name, v, n);
+            p->name_len = (uint8_t)n;
+        }
     } else if (!p->named) {
         char buf[32];
         size_t k = 0;
@@ -754,14 +760,17 @@ etw_status etw_perfetto_finish(etw_perfetto *pf, const char **out, size_t *len) 
         proc *p = &pf->procs[i];
         if (!p->used || !p->open) continue;
         span_begin(pf, "process", p->pid, p->pid + TRACK_PROCESS, p->start, end);
-        etw_text_puts(t, ",\"name\":\"");
-        if (p->pid == NO_PROCESS) {
-            etw_text_puts(t, "(no process)");
+        etw_text_puts(t, ",\"name\":");
+        if (p->name_len) {
+            etw_text_put(t, p->name, p->name_len);
+        } else if (p->pid == NO_PROCESS) {
+            etw_text_puts(t, "\"(no process)\"");
         } else {
-            etw_text_puts(t, "pid ");
+            etw_text_puts(t, "\"pid ");
             etw_text_u64(t, p->pid);
+            etw_text_putc(t, '"');
         }
-        etw_text_puts(t, "\",\"args\":{\"end\":\"trace end\"}}");
+        etw_text_puts(t, ",\"args\":{\"end\":\"trace end\"}}");
         pf->stats.open_at_end++;
     }
     for (size_t i = 0; i < pf->thread_cap; i++) {
