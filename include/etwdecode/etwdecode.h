@@ -42,6 +42,7 @@
 #include "etw_multi.h"
 #include "etw_sniff.h"
 #include "etw_pdb.h"
+#include "etw_perfetto.h"
 #include "etw_pipeline.h"
 #include "etw_profile.h"
 #include "etw_report.h"

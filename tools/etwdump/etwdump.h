@@ -7,6 +7,7 @@
  *   output.c    the selected events as JSON, text or CSV (etw_render)
  *   split.c     --split-by event: one output file per event kind
  *   fieldcheck.c  the --fields names no selected event had
+ *   perfetto.c  --format perfetto (etw_perfetto)
  *   stats.c     --stats and --schemas
  *   profile.c   --profile and --stacks (the profile stage, etw_profile.h)
  *   report.c    --report (etw_report.h)
@@ -73,6 +74,7 @@ typedef struct options {
     unsigned long long max_events;
     etw_render_format format;
     int format_given;  /* --format was on the command line (--stats: json vs the table) */
+    int perfetto;      /* --format perfetto: a Trace Event Format timeline (perfetto.c) */
     etw_time_form time;
     const char *fields[ETW_RENDER_MAX_FIELDS]; /* --fields, split at commas */
     int nfields;
@@ -233,6 +235,9 @@ void profile_options_init(const session *s, etw_decoder *dec, etw_profile_option
 
 /* report.c: --report NAME, a report's tables instead of the events. */
 int run_report(session *s);
+/* perfetto.c: --format perfetto, the selected events as one Trace Event
+ * Format JSON object (etw_perfetto.h), on the calling thread. */
+int run_perfetto(session *s);
 
 /* stats.c: --stats, a summary instead of the events. */
 int run_stats(session *s);

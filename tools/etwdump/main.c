@@ -173,12 +173,13 @@ int main(int argc, char **argv) {
             if (i == 0 || t < s.origin) s.origin = t;
         }
         etw_filter_set_origin(filter, s.origin);
-        int events_run = !o.report && !o.profile && !o.stats && !o.schemas;
+        int events_run = !o.report && !o.profile && !o.stats && !o.schemas && !o.perfetto;
         if (events_run) s.fields_seen = field_check_new(&o);
         int r2 = o.report    ? run_report(&s)
                  : o.profile ? run_profile(&s)
                  : o.stats   ? run_stats(&s)
                  : o.schemas ? run_schemas(&s)
+                 : o.perfetto ? run_perfetto(&s)
                  : parallel  ? run_events_parallel(&s)
                              : run_events(&s);
         if (r2 > rc) rc = r2;

@@ -32,7 +32,9 @@ static const char usage_text[] =
     "                       message, datetime, timestamp, timestamp_desc, the\n"
     "                       event's keys, payload fields as field_NAME) or xml\n"
     "                       (<Events>, then one <Event> a line in the Windows\n"
-    "                       event schema's shape: System, EventData)\n"
+    "                       event schema's shape: System, EventData) or perfetto\n"
+    "                       (one Trace Event Format JSON timeline for\n"
+    "                       ui.perfetto.dev: docs/timeline.md)\n"
     "  --csv-eol EOL        line ends of csv: crlf (RFC 4180, default) or lf\n"
     "  --fields A,B,...     keep only these payload fields (repeatable); a name\n"
     "                       no selected event has is reported at the end\n"
@@ -404,6 +406,7 @@ static int apply(options *o, int k, char *v) {
     case O_WITH_FILE: o->with_file = 1; break;
     case O_FORMAT:
         o->format_given = 1;
+        o->perfetto = 0; /* the last --format wins */
         if (!strcmp(v, "json")) {
             o->format = ETW_RENDER_JSON;
         } else if (!strcmp(v, "text")) {
@@ -414,8 +417,11 @@ static int apply(options *o, int k, char *v) {
             o->format = ETW_RENDER_TIMESKETCH;
         } else if (!strcmp(v, "xml")) {
             o->format = ETW_RENDER_XML;
+        } else if (!strcmp(v, "perfetto")) {
+            o->format = ETW_RENDER_JSON; /* unused: the timeline writer has its own */
+            o->perfetto = 1;
         } else {
-            fprintf(stderr, "etwdump: unknown format '%s' (known: json, text, csv, timesketch, xml)\n", v);
+            fprintf(stderr, "etwdump: unknown format '%s' (known: json, text, csv, timesketch, xml, perfetto)\n", v);
             return 0;
         }
         break;
@@ -598,6 +604,7 @@ int parse_args(int argc, char **argv, options *o) {
                             : o->profile ? "--profile"
                             : o->stacks  ? "--stacks"
                             : o->report  ? "--report"
+                            : o->perfetto ? "--format perfetto"
                                          : NULL;
         if (other) {
             fprintf(stderr, "etwdump: --split-by writes the events into files by kind: not with %s\n", other);
@@ -616,8 +623,8 @@ int parse_args(int argc, char **argv, options *o) {
         fprintf(stderr, "etwdump: --profile writes a profile: not with --%s\n", o->stats ? "stats" : "schemas");
         return 0;
     }
-    if (o->report && (o->stats || o->schemas || o->profile || o->stacks)) {
-        fprintf(stderr, "etwdump: --report writes a report: not with --stats, --schemas, --profile or --stacks\n");
+    if (o->report && (o->stats || o->schemas || o->profile || o->stacks || o->perfetto)) {
+        fprintf(stderr, "etwdump: --report writes a report: not with --stats, --schemas, --profile, --stacks or --format perfetto\n");
         return 0;
     }
     if (o->profile && o->stacks) {

@@ -204,8 +204,9 @@ int run_events(session *s) {
 /* --- -j: the pipeline ------------------------------------------------------- */
 
 int parallel_run(const options *o, etw_multi *m) {
-    /* --stacks, --profile and --report read the trace in order, on one thread */
-    if (o->schemas || o->stacks || o->profile || o->split_by_event || o->report) return 0;
+    /* --stacks, --profile, --report and --format perfetto (its spans pair
+     * events across the trace) read the trace in order, on one thread */
+    if (o->schemas || o->stacks || o->profile || o->split_by_event || o->report || o->perfetto) return 0;
     int several = etw_multi_count(m) > 1;
     /* --stats: -j 1, -n (the reader's counts where it stops) and several
      * files stay in scan() */
