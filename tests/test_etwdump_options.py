@@ -106,7 +106,7 @@ for args, msg in (
         (["--stats=yes", PS], "etwdump: option '--stats' takes no value"),
         (["-k", PS], "etwdump: unknown option '-k' (see --help)"),
         (["-j", "0", PS], "etwdump: --jobs needs a number from 1 to 256, not '0'"),
-        (["--format", "yaml", PS], "etwdump: unknown format 'yaml' (known: json, text, csv, timesketch, xml)"),
+        (["--format", "yaml", PS], "etwdump: unknown format 'yaml' (known: json, text, csv, timesketch, xml, perfetto)"),
         (["--time", "mars", PS], "etwdump: unknown time form 'mars' (known: utc, relative, local, trace)")):
     rc, out, err = run(*args)
     if msg is None:
