@@ -717,6 +717,26 @@ static void csv_set(etw_renderer *rd, size_t c, const char *v, size_t n) {
     rd->cell_len[c] = n;
 }
 
+/* n commas: the separators before a cell, the empty cells between as one
+ * run. Most runs are short: those are one fixed-size copy (a few stores,
+ * no call) into room reserved past them, the text advanced by n only. */
+#define CSV_SHORT_RUN 32
+static void csv_commas(etw_renderer *rd, etw_text *t, size_t n) {
+    static const char short_run[CSV_SHORT_RUN + 1] = ",,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,";
+    if (n <= 1) {
+        if (n) etw_text_putc(t, ',');
+        return;
+    }
+    if (n > CSV_SHORT_RUN) {
+        etw_text_put(t, rd->commas, n);
+        return;
+    }
+    char *p = etw_text_reserve(t, CSV_SHORT_RUN);
+    if (!p) return; /* the buffer failed: etw_text_status says so */
+    memcpy(p, short_run, CSV_SHORT_RUN);
+    t->len += n;
+}
+
 static void render_csv(etw_renderer *rd, const etw_event *ev, const char *line) {
     etw_text *t = &rd->out;
     const etw_json_spans *sp = &rd->sp;
@@ -766,7 +786,7 @@ static void render_csv(etw_renderer *rd, const etw_event *ev, const char *line) 
     const size_t time_col = rd->col_of_fixed[COL_TIME];
     for (size_t i = 0; i < rd->nset; i++) {
         size_t c = set[i];
-        etw_text_put(t, rd->commas, c - next); /* a comma before every column after the first */
+        csv_commas(rd, t, c - next); /* a comma before every column after the first */
         next = c;
         if (c == time_col)
             time_text(rd, t, ev->timestamp, 0); /* in the chosen form, never quoted */
@@ -774,7 +794,7 @@ static void render_csv(etw_renderer *rd, const etw_event *ev, const char *line) 
             csv_cell(rd, t, rd->cell[c], rd->cell_len[c]);
         rd->cell[c] = NULL;
     }
-    if (rd->ncols) etw_text_put(t, rd->commas, rd->ncols - 1 - next);
+    if (rd->ncols) csv_commas(rd, t, rd->ncols - 1 - next);
     etw_text_puts(t, rd->opt.csv_lf ? "\n" : "\r\n");
 }
 
