@@ -8,7 +8,10 @@
  * hex types uint64: integer_class), DOUBLE and FLOAT double, BOOLEAN bool,
  * everything else (strings, GUIDs, binaries, structs, arrays) an object.
  * A column that receives two different types becomes an object column
- * (its values as Python objects, exact). A field column's name is looked up
+ * (its values as Python objects, exact). A field column stores only the
+ * rows that have the field (their row numbers beside the values), so a
+ * wide expand=True frame costs per filled cell; _frames.py scatters them
+ * into full-length arrays. A field column's name is looked up
  * once per schema name string (they live as long as the decoder): a
  * pointer-keyed table, then one dict lookup for a name never seen.
  */
@@ -17,8 +20,8 @@
 /* column types */
 enum { COL_NONE, COL_I64, COL_U64, COL_F64, COL_BOOL, COL_OBJ, COL_TIME, COL_CAT };
 
-/* validity of a field column's row */
-enum { CELL_ABSENT = 0, CELL_VALUE = 1, CELL_NONE = 2 /* present, None */ };
+/* validity of a field column's stored cell (rows without one are absent) */
+enum { CELL_VALUE = 1, CELL_NONE = 2 /* present, None */ };
 
 typedef struct col {
     PyObject *name;  /* str */
@@ -30,8 +33,8 @@ typedef struct col {
     uint8_t *at;     /* field columns: the row (int64) of each stored cell, rising:
                       * a field column keeps only the rows that have the field */
     size_t acap;
-    PyObject *list;  /* COL_OBJ: one object a row */
-    size_t n;        /* rows filled */
+    PyObject *list;  /* COL_OBJ: one object a row (a stored cell) */
+    size_t n;        /* rows filled (field columns: cells stored) */
     PyObject *cats;  /* COL_CAT: the categories (list) and str -> code (dict) */
     PyObject *catmap;
     int sparse;      /* a header column most rows lack: data holds the int64
