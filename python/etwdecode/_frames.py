@@ -93,6 +93,47 @@ def _array(kind, values, valid, cats, n):
     return vals
 
 
+def _field_array(kind, values, valid, at, n):
+    """A field column the native builder made: the cells of the rows that
+    have the field (values, validity 1: a value, 2: None; at: their rows),
+    scattered into n rows at once, so the cost follows the filled cells.
+    Integers exact (int64/uint64, or nullable Int64/UInt64 where a row has
+    none), never through float."""
+    import numpy as np
+    import pandas as pd
+    rows = np.frombuffer(at, dtype=np.int64)
+    if kind == "none":
+        return np.full(n, None, dtype=object)
+    if kind == "obj":
+        out = np.full(n, None, dtype=object)
+        out[rows] = np.fromiter(values, dtype=object, count=len(values))
+        return out
+    ok = np.frombuffer(valid, dtype=np.uint8) == 1
+    dense = len(rows) == n and ok.all()  # every row has a value: no mask, no copy
+    if kind == "f64":
+        stored = np.frombuffer(values, dtype=np.float64)
+        if dense:
+            return stored
+        out = np.full(n, np.nan)
+        out[rows[ok]] = stored[ok]
+        return out
+    dtype = {"i64": np.int64, "u64": np.uint64, "bool": np.uint8}[kind]
+    stored = np.frombuffer(values, dtype=dtype)
+    if kind == "bool":
+        out = np.zeros(n, dtype=bool)
+        out[rows] = stored != 0
+        mask = np.ones(n, dtype=bool)
+        mask[rows[ok]] = False
+        return pd.arrays.BooleanArray(out, mask)
+    if dense:
+        return stored
+    out = np.zeros(n, dtype=dtype)
+    out[rows] = stored
+    mask = np.ones(n, dtype=bool)
+    mask[rows[ok]] = False
+    return pd.arrays.IntegerArray(out, mask)
+
+
 def native_frame(reader, columns=None, expand=None):
     """The remaining events of a Reader as a DataFrame, built by the native
     column builder (no event dicts): COLUMNS (those the events have, plus
@@ -115,9 +156,9 @@ def native_frame(reader, columns=None, expand=None):
     data = {}
     for name, kind, values, valid, cats in res["header"]:
         data[name] = _array(kind, values, valid, cats, n)
-    for name, kind, values, valid, cats in res["fields"]:
+    for name, kind, values, valid, _cats, at in res["fields"]:
         key = "fields." + name if name in data or name in COLUMNS else name
-        data[key] = _array(kind, values, valid, cats, n)
+        data[key] = _field_array(kind, values, valid, at, n)
     frame = pd.DataFrame(data, copy=False)
     if len(frame) != n:  # no column at all
         frame = pd.DataFrame(index=pd.RangeIndex(n))

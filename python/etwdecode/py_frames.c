@@ -8,7 +8,10 @@
  * hex types uint64: integer_class), DOUBLE and FLOAT double, BOOLEAN bool,
  * everything else (strings, GUIDs, binaries, structs, arrays) an object.
  * A column that receives two different types becomes an object column
- * (its values as Python objects, exact). A field column's name is looked up
+ * (its values as Python objects, exact). A field column stores only the
+ * rows that have the field (their row numbers beside the values), so a
+ * wide expand=True frame costs per filled cell; _frames.py scatters them
+ * into full-length arrays. A field column's name is looked up
  * once per schema name string (they live as long as the decoder): a
  * pointer-keyed table, then one dict lookup for a name never seen.
  */
@@ -17,18 +20,21 @@
 /* column types */
 enum { COL_NONE, COL_I64, COL_U64, COL_F64, COL_BOOL, COL_OBJ, COL_TIME, COL_CAT };
 
-/* validity of a field column's row */
-enum { CELL_ABSENT = 0, CELL_VALUE = 1, CELL_NONE = 2 /* present, None */ };
+/* validity of a field column's stored cell (rows without one are absent) */
+enum { CELL_VALUE = 1, CELL_NONE = 2 /* present, None */ };
 
 typedef struct col {
     PyObject *name;  /* str */
     int kind;
     uint8_t *data;   /* 8 bytes a row (I64/U64/F64/TIME), 4 (CAT), 1 (BOOL) */
     size_t cap;      /* rows data has room for */
-    uint8_t *valid;  /* field columns: CELL_* a row; NULL for header columns */
+    uint8_t *valid;  /* field columns: CELL_* a stored cell; NULL for header columns */
     size_t vcap;
-    PyObject *list;  /* COL_OBJ: one object a row */
-    size_t n;        /* rows filled */
+    uint8_t *at;     /* field columns: the row (int64) of each stored cell, rising:
+                      * a field column keeps only the rows that have the field */
+    size_t acap;
+    PyObject *list;  /* COL_OBJ: one object a row (a stored cell) */
+    size_t n;        /* rows filled (field columns: cells stored) */
     PyObject *cats;  /* COL_CAT: the categories (list) and str -> code (dict) */
     PyObject *catmap;
     int sparse;      /* a header column most rows lack: data holds the int64
@@ -108,6 +114,7 @@ static void col_free(col *c) {
     Py_XDECREF(c->name);
     PyMem_Free(c->data);
     PyMem_Free(c->valid);
+    PyMem_Free(c->at);
     Py_XDECREF(c->list);
     Py_XDECREF(c->cats);
     Py_XDECREF(c->catmap);
@@ -116,7 +123,8 @@ static void col_free(col *c) {
 
 /* Make room for row c->n of a column of its kind (and its validity byte). */
 static int col_reserve(col *c, int field) {
-    if (field && grow(&c->valid, &c->vcap, c->n + 1, 1) < 0) return -1;
+    if (field && (grow(&c->valid, &c->vcap, c->n + 1, 1) < 0 || grow(&c->at, &c->acap, c->n + 1, 8) < 0))
+        return -1;
     if (c->kind == COL_OBJ || c->kind == COL_NONE) return 0;
     return grow(&c->data, &c->cap, c->n + 1, col_width(c->kind));
 }
@@ -259,44 +267,17 @@ static PyObject *cell_obj(cell *v) { /* gives v's reference */
     }
 }
 
-/* Fill c with absent rows up to row. */
-static int pad_to(col *c, size_t row) {
-    if (c->n < row && c->kind == COL_OBJ) { /* many rows at once: [None] * k */
-        size_t k = row - c->n;
-        if (grow(&c->valid, &c->vcap, row, 1) < 0) return -1;
-        memset(c->valid + c->n, CELL_ABSENT, k);
-        PyObject *one = PyList_New(1);
-        if (!one) return -1;
-        Py_INCREF(Py_None);
-        PyList_SET_ITEM(one, 0, Py_None);
-        PyObject *pad = PySequence_Repeat(one, (Py_ssize_t)k);
-        Py_DECREF(one);
-        if (!pad) return -1;
-        Py_ssize_t at = PyList_GET_SIZE(c->list);
-        int rc = PyList_SetSlice(c->list, at, at, pad);
-        Py_DECREF(pad);
-        if (rc < 0) return -1;
-        c->n = row;
-        return 0;
-    }
-    while (c->n < row) {
-        if (col_reserve(c, 1) < 0) return -1;
-        c->valid[c->n] = CELL_ABSENT;
-        if (c->kind == COL_OBJ) {
-            Py_INCREF(Py_None);
-            if (col_push_obj(c, Py_None) < 0) return -1;
-        } else if (c->kind != COL_NONE) {
-            memset(c->data + c->n * col_width(c->kind), 0, col_width(c->kind));
-        }
-        c->n++;
-    }
-    return 0;
+/* The row of stored cell i of field column c. */
+static size_t cell_row(const col *c, size_t i) {
+    int64_t r;
+    memcpy(&r, c->at + i * 8, 8);
+    return (size_t)r;
 }
 
-/* Put v (its object is taken) in row `row` of field column c. */
+/* Put v (its object is taken) in row `row` of field column c: a stored
+ * cell, the rows without one cost nothing (filled when the frame is made). */
 static int col_put(col *c, size_t row, cell *v) {
-    if (pad_to(c, row) < 0) return -1;
-    if (c->n > row) return 0; /* a name twice in one event: the first one */
+    if (c->n > 0 && cell_row(c, c->n - 1) == row) return 0; /* a name twice in one event: the first one */
     if (v->kind != COL_NONE && c->kind != v->kind) {
         if (c->kind == COL_NONE) {
             c->kind = v->kind; /* the first value says the type */
@@ -311,6 +292,8 @@ static int col_put(col *c, size_t row, cell *v) {
         }
     }
     if (col_reserve(c, 1) < 0) return -1;
+    int64_t at = (int64_t)row;
+    memcpy(c->at + c->n * 8, &at, 8);
     c->valid[c->n] = v->kind == COL_NONE ? CELL_NONE : CELL_VALUE;
     switch (c->kind) {
     case COL_NONE: break;
@@ -602,29 +585,35 @@ static int dict_to_cols(frame *fr, PyObject *d) {
  * their fields back as dicts, in column order, and the field columns go. */
 static int fold_fields(frame *fr) {
     col *fc = &fr->h[H_FIELDS];
+    size_t *pos = PyMem_Calloc(fr->nf ? fr->nf : 1, sizeof *pos); /* next stored cell of each column */
+    if (!pos) return PyErr_NoMemory(), -1;
     for (size_t r = 0; r < fr->rows; r++) {
         PyObject *d = PyDict_New();
-        if (!d) return -1;
+        if (!d) goto fail;
         for (size_t i = 0; i < fr->nf; i++) {
             col *c = &fr->f[i];
-            if (r >= c->n || c->valid[r] == CELL_ABSENT) continue;
+            if (pos[i] >= c->n || cell_row(c, pos[i]) != r) continue;
+            size_t k = pos[i]++;
             PyObject *o;
             if (c->kind == COL_OBJ) {
-                o = PyList_GET_ITEM(c->list, (Py_ssize_t)r);
+                o = PyList_GET_ITEM(c->list, (Py_ssize_t)k);
                 Py_INCREF(o);
+            } else if (c->kind == COL_NONE) {
+                o = (Py_INCREF(Py_None), Py_None);
             } else {
-                o = typed_obj(c, r);
+                o = typed_obj(c, k);
             }
             if (!o || PyDict_SetItem(d, c->name, o) < 0) {
                 Py_XDECREF(o);
                 Py_DECREF(d);
-                return -1;
+                goto fail;
             }
             Py_DECREF(o);
         }
-        if (col_push_obj(fc, d) < 0) return -1;
+        if (col_push_obj(fc, d) < 0) goto fail;
         fc->n++;
     }
+    PyMem_Free(pos);
     for (size_t i = 0; i < fr->nf; i++) col_free(&fr->f[i]);
     fr->nf = 0;
     PyDict_Clear(fr->fmap);
@@ -633,6 +622,9 @@ static int fold_fields(frame *fr) {
     fr->expand = 0;
     fr->decide = 0;
     return 0;
+fail:
+    PyMem_Free(pos);
+    return -1;
 }
 
 /* ---- one event ---- */
@@ -837,8 +829,9 @@ static const char *kind_name(int k) {
 }
 
 /* (name, kind, values, validity or None, categories or None); a sparse
- * column: (name, "sparse", objects, their rows, None) */
-static PyObject *col_spec(col *c, PyObject *name, size_t rows, int field) {
+ * column: (name, "sparse", objects, their rows, None); a field column:
+ * (name, kind, stored values, their validity, None, their rows) */
+static PyObject *col_spec(col *c, PyObject *name, int field) {
     if (c->sparse) {
         PyObject *objs = c->list ? c->list : PyList_New(0);
         if (c->list) Py_INCREF(objs);
@@ -849,7 +842,6 @@ static PyObject *col_spec(col *c, PyObject *name, size_t rows, int field) {
         }
         return Py_BuildValue("(OsNNO)", name, "sparse", objs, at, Py_None);
     }
-    if (field && pad_to(c, rows) < 0) return NULL;
     PyObject *vals;
     if (c->kind == COL_OBJ) {
         vals = c->list ? c->list : PyList_New(0);
@@ -863,7 +855,13 @@ static PyObject *col_spec(col *c, PyObject *name, size_t rows, int field) {
     if (!vals) return NULL;
     PyObject *valid = field && c->valid ? bytes_of(c->valid, c->n) : (Py_INCREF(Py_None), Py_None);
     PyObject *cats = c->cats ? c->cats : Py_None;
-    return valid ? Py_BuildValue("(OsNNO)", name, kind_name(c->kind), vals, valid, cats) : (Py_DECREF(vals), NULL);
+    if (!valid) return Py_DECREF(vals), NULL;
+    if (field) {
+        PyObject *at = bytes_of(c->at, c->n * 8);
+        if (!at) return Py_DECREF(vals), Py_DECREF(valid), NULL;
+        return Py_BuildValue("(OsNNON)", name, kind_name(c->kind), vals, valid, cats, at);
+    }
+    return Py_BuildValue("(OsNNO)", name, kind_name(c->kind), vals, valid, cats);
 }
 
 static void frame_free(frame *fr) {
@@ -979,13 +977,13 @@ PyObject *Reader_frame(Reader *self, PyObject *args) {
     for (int i = 0; hl && fl && i < H_COUNT_; i++) {
         if (!fr.want[i] || (i == H_FIELDS && expanded)) continue;
         PyObject *name = PyUnicode_FromString(h_names[i]);
-        PyObject *spec = name ? col_spec(&fr.h[i], name, fr.rows, 0) : NULL;
+        PyObject *spec = name ? col_spec(&fr.h[i], name, 0) : NULL;
         Py_XDECREF(name);
         if (!spec || PyList_Append(hl, spec) < 0) Py_CLEAR(hl);
         Py_XDECREF(spec);
     }
     for (size_t i = 0; hl && fl && expanded && i < fr.nf; i++) {
-        PyObject *spec = col_spec(&fr.f[i], fr.f[i].name, fr.rows, 1);
+        PyObject *spec = col_spec(&fr.f[i], fr.f[i].name, 1);
         if (!spec || PyList_Append(fl, spec) < 0) Py_CLEAR(fl);
         Py_XDECREF(spec);
     }

@@ -133,3 +133,22 @@ def test_several_traces_one_decoder_as_etwdump():
     assert [(e["file"], e["event"], e["time"]) for e in mine] == [
         (e["file"], e["event"], json_time_ns(e["time"])) for e in cut]
     assert 0 < len(mine) < len(got) and len({e["file"] for e in mine}) == 2
+
+
+@pytest.mark.parametrize("name, select", [("HTTP_Server.etl", {}), (NET, {"provider": "Windows Kernel"})])
+def test_expanded_columns_hold_a_value_exactly_where_an_event_has_the_field(name, select):
+    # field columns keep only the rows that have the field and are scattered
+    # into the frame at the end: every other row must be NA, and the rows
+    # that have it must line up with the events (iteration, the dict path)
+    evs = list(etwdecode.open(trace(name), **select))
+    wide = etwdecode.to_pandas(trace(name), expand=True, **select)
+    assert len(wide) == len(evs) and len({e["event"] for e in evs}) > 3
+    rows = {}
+    for i, e in enumerate(evs):
+        for k, v in e["fields"].items():
+            if v is not None:
+                rows.setdefault(k, []).append(i)
+    assert rows
+    for k, want in rows.items():
+        col = wide["fields." + k] if "fields." + k in wide.columns else wide[k]
+        assert list(np.flatnonzero(col.notna().to_numpy())) == want, k
