@@ -54,7 +54,7 @@ def _header(path, **kwargs):
     return None
 
 
-def cpu_by_process(path_or_frame, *, bin_s=None, top=8, kind="area", ax=None, **kwargs):
+def cpu_by_process(path_or_frame, *, bin_s=None, top=8, kind="area", idle=False, ax=None, **kwargs):
     """CPU samples (kernel PerfInfo/Sample events) per process over time,
     binned by time: a stacked area (kind="area") or one line per process
     (kind="lines"), the `top` busiest processes and the rest as "other".
@@ -62,8 +62,10 @@ def cpu_by_process(path_or_frame, *, bin_s=None, top=8, kind="area", ax=None, **
     path_or_frame: a trace (kwargs: open()'s keywords, e.g. pid=, since=),
     or a DataFrame with ``time`` (datetime64 or seconds) and ``process``
     (or ``pid``), one row per sample. bin_s: the bin width in seconds
-    (default: about 100 bins). The x axis is seconds from the trace start
-    (from the first sample for a DataFrame with datetimes)."""
+    (default: about 100 bins). idle: keep the samples of the Idle process
+    (pid 0), left out by default as the cpu report's idle filter does. The
+    x axis is seconds from the trace start (from the first sample for a
+    DataFrame with datetimes)."""
     import numpy
     import pandas
     if _is_frame(path_or_frame):
@@ -80,6 +82,9 @@ def cpu_by_process(path_or_frame, *, bin_s=None, top=8, kind="area", ax=None, **
                                  **kwargs)
         start = pandas.Timestamp(hdr["time"], unit="ns", tz="UTC") if hdr else df["time"].min()
         secs = (df["time"] - start).dt.total_seconds().to_numpy()
+    if not idle and "pid" in df.columns:
+        busy = (df["pid"] != 0).to_numpy()
+        df, secs = df[busy], secs[busy]
     if "process" in df.columns:
         who = df["process"].astype(object).where(df["process"].notna(), None)
         if "pid" in df.columns:

@@ -214,8 +214,11 @@ def test_io_times_are_the_kernels():
 
 def test_cpu_by_process_counts_the_samples(plot, tmp_path):
     name = "net.4.5.2.x64.etl"
-    n = len(etwdump_lines(name, "--event", "PerfInfo/Sample", "--format", "json"))
-    assert n > 0
+    samples = etwdump_events(name, "--event", "PerfInfo/Sample", "--format", "json")
+    n = sum(1 for e in samples if e["pid"] != 0)  # idle samples are left out by default
+    assert 0 < n < len(samples)
+    fig = plot.cpu_by_process(trace(name), kind="lines", top=3, idle=True)
+    assert sum(sum(line.get_ydata()) for line in fig.axes[0].get_lines()) == len(samples)
     fig = plot.cpu_by_process(trace(name), kind="lines", top=3)
     ax = fig.axes[0]
     lines = ax.get_lines()
