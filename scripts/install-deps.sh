@@ -18,6 +18,7 @@ packages=(
   python3-pytest               # its tests
   python3-numpy python3-pandas # etwdecode.to_pandas
   python3-dask python3-distributed  # etwdecode.dask (tests run a LocalCluster)
+  python3-matplotlib           # etwdecode.plot (its tests save PNGs with the Agg backend)
 )
 
 missing=()

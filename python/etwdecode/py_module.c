@@ -16,6 +16,8 @@ PyObject *g_keys[K_COUNT_];
 static PyMethodDef native_functions[] = {
     {"profile", (PyCFunction)(void (*)(void))native_profile, METH_VARARGS | METH_KEYWORDS,
      "The profile's samples: [(stack, pid, tid, process, weight, count, frames), ...]."},
+    {"_report", (PyCFunction)(void (*)(void))native_report, METH_VARARGS | METH_KEYWORDS,
+     "_report(reader, kind, symbols=None, top=0): (the report's JSON text, its CSV header line)."},
     {"traces", native_traces, METH_O, "traces(path): the names of the traces an input holds (an archive's entries)"},
     {NULL, NULL, 0, NULL},
 };

@@ -3,7 +3,8 @@
  * functions one file makes and another uses. The extension is split by
  * concept: py_strings.c (caches, JSON scalars), py_event.c (an event as a
  * dict), py_reader.c (the Reader type), py_profile.c (stacks and profile()),
- * py_frames.c (to_pandas columns), py_module.c (the module). */
+ * py_frames.c (to_pandas columns), py_report.c (reports),
+ * py_module.c (the module). */
 #ifndef ETWDECODE_PY_NATIVE_H
 #define ETWDECODE_PY_NATIVE_H
 
@@ -159,6 +160,9 @@ int open_error(PyObject *path, etw_status s, int err);
 int add_filters(Reader *self, PyObject *filters);
 int select_event(Reader *self, const etw_event *ev);
 PyObject *native_traces(PyObject *mod, PyObject *arg);
+
+/* py_report.c */
+PyObject *native_report(PyObject *mod, PyObject *args, PyObject *kw);
 
 /* py_frames.c */
 PyObject *Reader_frame(Reader *self, PyObject *args);
