@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "common/etw_bytes.h"
+#include "decode/etw_decode_walk.h"
 
 /* Overridable at build time (the fuzz target may lower them to explore
  * more inputs per second). */
@@ -702,6 +703,29 @@ double etw_value_double(const etw_value *v) {
         double d;
         memcpy(&d, &b, sizeof d);
         return d;
+    }
+    return 0;
+}
+
+int etw_decode_walk_u32(const etw_schema *s, const etw_event *ev, uint16_t index, int size4, uint32_t *v) {
+    if (index >= ETW_DECODE_WALK_MAX || index >= s->top_count || index >= s->prop_count) return 0;
+    /* scalars only before it, so the small scratch holds every reference */
+    for (uint16_t i = 0; i <= index; i++)
+        if (s->props[i].flags & (ETW_PROP_STRUCT | ETW_PROP_ARRAY_MASK)) return 0;
+    etw_schema part = *s;
+    part.prop_count = (uint16_t)(index + 1);
+    part.top_count = (uint16_t)(index + 1);
+    uint64_t refs[ETW_DECODE_WALK_MAX];
+    etw_decode_cursor c;
+    etw_value val;
+    if (etw_decode_begin(&c, &part, ev, refs, ETW_DECODE_WALK_MAX) != ETW_OK) return 0;
+    for (uint16_t i = 0; etw_decode_next(&c, &val) == ETW_OK; i++) {
+        if (val.kind != ETW_VALUE_SCALAR) return 0;
+        if (i == index) {
+            if (!etw_value_is_integer(&val) || (size4 && val.size != 4)) return 0;
+            *v = (uint32_t)etw_value_u64(&val);
+            return 1;
+        }
     }
     return 0;
 }

@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "../common/etw_bytes.h"
+#include "../decode/etw_decode_walk.h"
 #include "etwdecode/etw_decode.h"
 
 typedef struct subject_rule {
@@ -122,9 +123,6 @@ void etw_schema_subject(etw_schema *s) {
     }
 }
 
-/* Properties a walk to a variable-offset subject may cross. */
-#define WALK_MAX 32
-
 /* The subject's value: 1 and *v, or 0 when the payload does not hold it. */
 static int read_subject(const etw_schema *s, const etw_event *ev, uint32_t *v) {
     uint16_t index = s->subject_prop;
@@ -135,27 +133,7 @@ static int read_subject(const etw_schema *s, const etw_event *ev, uint32_t *v) {
         *v = etw_le32(ev->user_data + off);
         return 1;
     }
-    /* a variable-size property precedes it: walk the top-level scalars up
-     * to it (no arrays or structs, so the scratch holds every reference) */
-    if (index >= WALK_MAX) return 0;
-    for (uint16_t i = 0; i <= index; i++)
-        if (s->props[i].flags & (ETW_PROP_STRUCT | ETW_PROP_ARRAY_MASK)) return 0;
-    etw_schema part = *s;
-    part.prop_count = (uint16_t)(index + 1);
-    part.top_count = (uint16_t)(index + 1);
-    uint64_t refs[WALK_MAX];
-    etw_decode_cursor c;
-    etw_value val;
-    if (etw_decode_begin(&c, &part, ev, refs, WALK_MAX) != ETW_OK) return 0;
-    for (uint16_t i = 0; etw_decode_next(&c, &val) == ETW_OK; i++) {
-        if (val.kind != ETW_VALUE_SCALAR) return 0;
-        if (i == index) {
-            if (!etw_value_is_integer(&val) || val.size != 4) return 0;
-            *v = (uint32_t)etw_value_u64(&val);
-            return 1;
-        }
-    }
-    return 0;
+    return etw_decode_walk_u32(s, ev, index, 1, v); /* a variable-size property precedes it */
 }
 
 void etw_subject_ids(const etw_schema *s, const etw_event *ev, uint32_t *pid, uint32_t *tid) {

@@ -7,6 +7,7 @@
 
 #include "../common/etw_alloc.h"
 #include "../common/etw_bytes.h"
+#include "../decode/etw_decode_walk.h"
 #include "etwdecode/etw_decode.h"
 
 /* The field a newer class version's trailing bytes are shown in. */
@@ -395,9 +396,6 @@ static const kinfo *info_of(const etw_kernel_source *k, const etw_schema *s) {
     return in->valid ? in : NULL;
 }
 
-/* Properties a walk to a variable-offset id may cross. */
-#define WALK_MAX 32
-
 /* The value of top-level integer property `index` (at `off` when fixed):
  * 1 and *v, or 0 when the payload does not reach it. */
 static int read_id(const etw_event *ev, const etw_schema *s, uint16_t index, uint16_t off, uint8_t size,
@@ -408,27 +406,7 @@ static int read_id(const etw_event *ev, const etw_schema *s, uint16_t index, uin
         *v = etw_le32(ev->user_data + off); /* a pointer-sized id: its low half */
         return 1;
     }
-    /* a variable-size property precedes it: walk the properties up to it
-     * (scalars only, so the small scratch holds every reference) */
-    if (index >= WALK_MAX || index >= s->top_count) return 0;
-    for (uint16_t i = 0; i <= index; i++)
-        if (s->props[i].flags & (ETW_PROP_STRUCT | ETW_PROP_ARRAY_MASK)) return 0;
-    etw_schema part = *s;
-    part.prop_count = (uint16_t)(index + 1);
-    part.top_count = (uint16_t)(index + 1);
-    uint64_t refs[WALK_MAX];
-    etw_decode_cursor c;
-    etw_value val;
-    if (etw_decode_begin(&c, &part, ev, refs, WALK_MAX) != ETW_OK) return 0;
-    for (uint16_t i = 0; etw_decode_next(&c, &val) == ETW_OK; i++) {
-        if (val.kind != ETW_VALUE_SCALAR) return 0;
-        if (i == index) {
-            if (!etw_value_is_integer(&val)) return 0;
-            *v = (uint32_t)etw_value_u64(&val);
-            return 1;
-        }
-    }
-    return 0;
+    return etw_decode_walk_u32(s, ev, index, 0, v); /* a variable-size property precedes it */
 }
 
 /* ---- thread -> process ----------------------------------------------------- */
