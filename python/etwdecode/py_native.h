@@ -116,6 +116,17 @@ void str_cache_clear(str_cache *c);
 PyObject *str_cache_get(str_cache *c, const void *key, size_t n, uint64_t h);
 void str_cache_put(str_cache *c, const void *key, size_t n, uint64_t h, PyObject *value);
 PyObject *json_string(const char *s, size_t n);
+/* A Python sequence of paths (str, bytes, os.PathLike) as C strings:
+ * paths[0..n) stay valid until path_list_free. */
+typedef struct path_list {
+    PyObject *seq;    /* the sequence, made fast */
+    PyObject **bytes; /* each path encoded (PyUnicode_FSConverter) */
+    const char **paths;
+    Py_ssize_t n;
+} path_list;
+/* 0, or -1 with a Python error set; `what` names the argument in the error. */
+int path_list_init(path_list *l, PyObject *seq, const char *what);
+void path_list_free(path_list *l);
 PyObject *json_scalar(const char *s, size_t n);
 /* py_event.c */
 PyObject *scratch_scalar(Reader *self);

@@ -78,28 +78,11 @@ int build_profile(PyObject *path, PyObject *inputs, Py_ssize_t member, int file_
                          etw_profile **prof) {
     *dec = NULL;
     *prof = NULL;
-    PyObject *symseq = NULL;
-    const char **paths = NULL;
-    Py_ssize_t nsym = 0;
-    PyObject **symb = NULL;
+    path_list syms = {0};
     int rc = -1;
     etw_multi *m = NULL;
     etw_reader *one = NULL; /* member >= 0: the trace read alone */
-    if (symbols && symbols != Py_None) {
-        symseq = PySequence_Fast(symbols, "symbols must be a sequence of paths");
-        if (!symseq) goto out;
-        nsym = PySequence_Fast_GET_SIZE(symseq);
-        paths = PyMem_Calloc((size_t)nsym + 1, sizeof *paths);
-        symb = PyMem_Calloc((size_t)nsym + 1, sizeof *symb);
-        if (!paths || !symb) {
-            PyErr_NoMemory();
-            goto out;
-        }
-        for (Py_ssize_t i = 0; i < nsym; i++) {
-            if (!PyUnicode_FSConverter(PySequence_Fast_GET_ITEM(symseq, i), &symb[i])) goto out;
-            paths[i] = PyBytes_AS_STRING(symb[i]);
-        }
-    }
+    if (symbols && symbols != Py_None && path_list_init(&syms, symbols, "symbols must be a sequence of paths") < 0) goto out;
     etw_reader_options ro;
     memset(&ro, 0, sizeof ro);
     ro.file_order = file_order;
@@ -144,8 +127,8 @@ int build_profile(PyObject *path, PyObject *inputs, Py_ssize_t member, int file_
     memset(&po, 0, sizeof po);
     po.decoder = *dec;
     po.keep_event_stacks = keep_event_stacks;
-    po.symbol_paths = paths;
-    po.nsymbol_paths = (size_t)nsym;
+    po.symbol_paths = syms.paths;
+    po.nsymbol_paths = (size_t)syms.n;
     if (pick && (pick->by_event || pick->filter)) {
         pick->dec = *dec;
         po.is_sample = py_pick;
@@ -176,10 +159,7 @@ int build_profile(PyObject *path, PyObject *inputs, Py_ssize_t member, int file_
     rc = 0;
 out:
     etw_multi_free(m);
-    for (Py_ssize_t i = 0; symb && i < nsym; i++) Py_XDECREF(symb[i]);
-    PyMem_Free(symb);
-    PyMem_Free(paths);
-    Py_XDECREF(symseq);
+    path_list_free(&syms);
     if (rc < 0) {
         etw_profile_free(*prof);
         etw_decoder_free(*dec);

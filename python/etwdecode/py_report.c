@@ -67,26 +67,11 @@ PyObject *native_report(PyObject *mod, PyObject *args, PyObject *kw) {
     if (self->finished || self->returned)
         return raise_status(self, ETW_E_INVALID_ARG, "a report reads the reader from its first event");
 
-    PyObject *result = NULL, *symseq = NULL, **symb = NULL;
-    const char **paths = NULL;
-    Py_ssize_t nsym = 0;
+    PyObject *result = NULL;
+    path_list syms = {0};
     etw_report *rep = NULL;
     text_buf json = {NULL, 0, 0, 0}, csv = {NULL, 0, 0, 1};
-    if (symbols != Py_None) {
-        symseq = PySequence_Fast(symbols, "symbols must be a sequence of paths");
-        if (!symseq) goto out;
-        nsym = PySequence_Fast_GET_SIZE(symseq);
-        paths = PyMem_Calloc((size_t)nsym + 1, sizeof *paths);
-        symb = PyMem_Calloc((size_t)nsym + 1, sizeof *symb);
-        if (!paths || !symb) {
-            PyErr_NoMemory();
-            goto out;
-        }
-        for (Py_ssize_t i = 0; i < nsym; i++) {
-            if (!PyUnicode_FSConverter(PySequence_Fast_GET_ITEM(symseq, i), &symb[i])) goto out;
-            paths[i] = PyBytes_AS_STRING(symb[i]);
-        }
-    }
+    if (symbols != Py_None && path_list_init(&syms, symbols, "symbols must be a sequence of paths") < 0) goto out;
 
     etw_report_options ro;
     memset(&ro, 0, sizeof ro);
@@ -95,8 +80,8 @@ PyObject *native_report(PyObject *mod, PyObject *args, PyObject *kw) {
     /* etwdump: the first trace's clock */
     ro.perf_freq = etw_reader_logfile(self->several ? etw_multi_reader(self->holder, 0) : self->r)->perf_freq;
     ro.top = top;
-    ro.symbol_paths = nsym ? paths : NULL;
-    ro.nsymbol_paths = (size_t)nsym;
+    ro.symbol_paths = syms.n ? syms.paths : NULL;
+    ro.nsymbol_paths = (size_t)syms.n;
     ro.on_diag = on_decoder_diag;
     ro.diag_ctx = self;
     if (etw_report_new(&rep, kind, &ro) != ETW_OK) {
@@ -152,9 +137,6 @@ out:
     free(json.data);
     free(csv.data);
     etw_report_free(rep);
-    for (Py_ssize_t i = 0; symb && i < nsym; i++) Py_XDECREF(symb[i]);
-    PyMem_Free(symb);
-    PyMem_Free(paths);
-    Py_XDECREF(symseq);
+    path_list_free(&syms);
     return result;
 }

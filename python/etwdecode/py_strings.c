@@ -235,3 +235,29 @@ PyObject *json_scalar(const char *s, size_t n) {
     }
     return PyLong_FromString(tmp, NULL, 10);
 }
+
+int path_list_init(path_list *l, PyObject *seq, const char *what) {
+    memset(l, 0, sizeof *l);
+    l->seq = PySequence_Fast(seq, what);
+    if (!l->seq) return -1;
+    l->n = PySequence_Fast_GET_SIZE(l->seq);
+    l->paths = PyMem_Calloc((size_t)l->n + 1, sizeof *l->paths);
+    l->bytes = PyMem_Calloc((size_t)l->n + 1, sizeof *l->bytes);
+    if (!l->paths || !l->bytes) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < l->n; i++) {
+        if (!PyUnicode_FSConverter(PySequence_Fast_GET_ITEM(l->seq, i), &l->bytes[i])) return -1;
+        l->paths[i] = PyBytes_AS_STRING(l->bytes[i]);
+    }
+    return 0;
+}
+
+void path_list_free(path_list *l) {
+    for (Py_ssize_t i = 0; l->bytes && i < l->n; i++) Py_XDECREF(l->bytes[i]);
+    PyMem_Free(l->bytes);
+    PyMem_Free(l->paths);
+    Py_XDECREF(l->seq);
+    memset(l, 0, sizeof *l);
+}
