@@ -320,6 +320,59 @@ if os.path.exists(DIAG):
 else:
     print("note: %s not present: the diagsession process test is skipped" % DIAG)
 
+# --- a background GC on a synthetic trace ---------------------------------------
+# CLR events (ClrEtwAll.man layouts: GCStart_V2 Count, Depth, Reason, Type,
+# ClrInstanceID, ClientSequenceNumber; GCEnd_V1 Count, Depth, ClrInstanceID;
+# GCSuspendEE_V1 Reason, Count, ClrInstanceID; GCNoUserData ClrInstanceID),
+# times in 100 ns ticks. A background GC (Type 1) pauses twice: its first
+# suspension (SuspendEEBegin 1,000 to RestartEEEnd 1,600) and, after a
+# foreground GC ran inside it, a SuspendForGCPrep suspension (3,000 to 3,300):
+# 900 ticks, 0.09 ms, as TraceEvent sums a BGC's pauses. The foreground GC
+# (Type 2) pauses from its SuspendEEBegin (2,000) to the RestartEEEnd after
+# its GCEnd (2,500): 0.05 ms.
+
+
+def clr(ts, eid, ver, payload, tid):
+    return {"provider": CLR, "id": eid, "version": ver, "ts": ts, "pid": 100, "tid": tid, "level": 4,
+            "keywords": 1, "payload": payload}
+
+
+def suspend(ts, reason, count, tid):
+    return clr(ts, 9, 1, struct.pack("<IIH", reason, count, 7), tid)
+
+
+def gcstart(ts, count, depth, reason, typ, tid):
+    return clr(ts, 1, 2, struct.pack("<IIIIHQ", count, depth, reason, typ, 7, 0), tid)
+
+
+def gcend(ts, count, depth, tid):
+    return clr(ts, 2, 1, struct.pack("<IIH", count, depth, 7), tid)
+
+
+def nodata(ts, eid, tid):
+    return clr(ts, eid, 1, struct.pack("<H", 7), tid)
+
+
+bgc_evs = [suspend(1000, 1, 4, 10), nodata(1100, 8, 10), gcstart(1200, 5, 2, 0, 1, 10),
+           nodata(1500, 7, 10), nodata(1600, 3, 10),
+           suspend(2000, 1, 5, 30), nodata(2050, 8, 30), gcstart(2100, 6, 0, 0, 2, 30), gcend(2400, 6, 0, 30),
+           nodata(2450, 7, 30), nodata(2500, 3, 30),
+           suspend(3000, 6, 6, 20), nodata(3100, 8, 20), nodata(3200, 7, 20), nodata(3300, 3, 20),
+           gcend(4000, 5, 2, 20)]
+with tempfile.TemporaryDirectory() as tmp:
+    syn = os.path.join(tmp, "bgc.etl")
+    etlwrite.write_etl(syn, bgc_evs)
+    grows = {r["gc"]: r for r in report("gc", syn)["gcs"]}
+    check(sorted(grows) == [5, 6], "bgc: GCs %s" % sorted(grows))
+    if sorted(grows) == [5, 6]:
+        b, f = grows[5], grows[6]
+        check((b["gen"], b["type"], b["reason"]) == (2, "BackgroundGC", "AllocSmall"), "bgc: row %s" % b)
+        check((f["gen"], f["type"]) == (0, "ForegroundGC"), "bgc: foreground row %s" % f)
+        check(abs(b["pause_ms"] - 0.09) < 1e-6, "bgc: background pause %s ms, by hand 0.09" % b["pause_ms"])
+        check(abs(b["duration_ms"] - 0.28) < 1e-6, "bgc: background duration %s ms, by hand 0.28" % b["duration_ms"])
+        check(abs(f["pause_ms"] - 0.05) < 1e-6, "bgc: foreground pause %s ms, by hand 0.05" % f["pause_ms"])
+        check(abs(f["duration_ms"] - 0.03) < 1e-6, "bgc: foreground duration %s ms, by hand 0.03" % f["duration_ms"])
+
 # --- network from the manifest provider Microsoft-Windows-Kernel-Network -------
 # A minimal manifest with the provider's layout (PID, size, daddr, saddr, dport,
 # sport: the order its messages "%2 bytes transmitted from %4:%6 to %3:%5" use).
