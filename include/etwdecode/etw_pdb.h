@@ -144,8 +144,8 @@ etw_status etw_pdb_lookup(const etw_pdb *p, uint32_t rva, etw_pdb_symbol *out, u
  * than its fixed part, a string count larger than the record, a string
  * without its NUL inside the record are ETW_E_CORRUPT with a reason, like a
  * record running past its stream. Memory: one module stream, plus the
- * current record's strings (under 128 KiB: a record is at most 65,535
- * bytes). */
+ * current record's strings twice and a pointer to each (under 1 MiB: a
+ * record is at most 65,535 bytes). */
 
 typedef enum etw_pdb_annotation_kind {
     ETW_PDB_TMF = 1, /* first string "TMF:": one trace message's format */
