@@ -110,11 +110,11 @@ static void annot(bytes *x, uint16_t seg, uint32_t off, const char *const *strs,
  * BthPS3's Bluetooth.Context.c (nefarius-tmf/e4b27b5e-....tmf), MSVC's
  * __annotation example (not WPP), a made-up TMC record, and one whose
  * strings hold a line feed and a byte that is not UTF-8. */
+#define TYPEV10                                                                                      \
+    "#typev Bluetooth.Context_c58 10 \"%0 [%!FUNC!] --> Entry\" //   LEVEL=TRACE_LEVEL_VERBOSE "           \
+    "FLAGS=TRACE_BTH FUNC=BthPS3_DeviceContextHeaderInit"
 static const char *const TMF10[] = {
-    "TMF:", "e4b27b5e-24d0-369f-a4b5-23228e160bd2 BthPS3 // SRC=Bluetooth.Context.c MJ= MN=",
-    "#typev Bluetooth.Context_c58 10 \"%0 [%!FUNC!] --> Entry\" //   LEVEL=TRACE_LEVEL_VERBOSE "
-    "FLAGS=TRACE_BTH FUNC=BthPS3_DeviceContextHeaderInit",
-    "{", "}"};
+    "TMF:", "e4b27b5e-24d0-369f-a4b5-23228e160bd2 BthPS3 // SRC=Bluetooth.Context.c MJ= MN=", TYPEV10, "{", "}"};
 static const char *const HELLO[] = {"Hello!", "World!"};
 static const char *const TMC[] = {"TMC:", "0b0c1d2e-3f40-4a5b-8c6d-7e8f90a1b2c3", "CtlName", "FLAG_A"};
 static const char *const ODD[] = {"TMF:", "a\nb\rc", "\xE9t\xC3\xA9"};
