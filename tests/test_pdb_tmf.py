@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """WPP trace message formats read from a PDB's S_ANNOTATION records.
 
-usage: test_pdb_tmf.py ETW_PDBDUMP LLVM_PDBUTIL YAML TMF_DIR WORK_DIR
+usage: test_pdb_tmf.py ETW_PDBDUMP LLVM_PDBUTIL YAML TMF_DIR WORK_DIR [ETWDUMP]
 
 Makes a PDB from YAML (tests/data/wpp/tmf_annotations.yaml) with
 `llvm-pdbutil yaml2pdb`, then checks what `etw_pdbdump -a` (the library's
@@ -25,6 +25,12 @@ etw_pdb_annotations_file) prints against two outside oracles:
     Bluetooth.Context.c, flags TRACE_BTH, level TRACE_LEVEL_VERBOSE, format
     "%0 [%!FUNC!] <-- Exit <status=%10!s!>".
 
+With ETWDUMP: `etwdump --tmf-from-pdb` prints, for each message GUID, the
+GUID line once and its messages: for BthPS3 exactly the .tmf file's lines
+(normalised as above), for BthPS3PSM the GUID line and message 27's run of
+its file; CppCon.pdb (no WPP) prints nothing and says so; a trace input
+with it is a usage error (exit status 2).
+
 Prints "N passed, N failed"; exits 1 on a failure.
 """
 import os
@@ -33,6 +39,7 @@ import subprocess
 import sys
 
 PDBDUMP, LLVM, YAML, TMF_DIR, WORK = sys.argv[1:6]
+ETWDUMP = sys.argv[6] if len(sys.argv) > 6 else None
 passed = failed = 0
 
 
@@ -158,6 +165,33 @@ if m12:
     check(attrs.get("FLAGS") == "TRACE_BTH" and attrs.get("LEVEL") == "TRACE_LEVEL_VERBOSE",
           "message 12: flags and level")
     check(a[2:] == ["{", "status, ItemNTSTATUS -- 10", "}"], "message 12: one NTSTATUS argument")
+
+# etwdump --tmf-from-pdb
+if ETWDUMP:
+    r = subprocess.run([ETWDUMP, "--tmf-from-pdb", pdb], capture_output=True, text=True)
+    check(r.returncode == 0 and r.stderr == "", "etwdump --tmf-from-pdb: exit 0, nothing on stderr (%d %r)"
+          % (r.returncode, r.stderr))
+    out = r.stdout.split("\n")
+    check(out[-1] == "", "ends with a line end")
+    out = out[:-1]
+    bth = tmf_lines(os.path.join(TMF_DIR, "e4b27b5e-24d0-369f-a4b5-23228e160bd2.tmf"))
+    bth = bth[:1 + (len(bth) - 1) // 2]  # the GUID line and the first copy of the messages
+    check(out[:len(bth)] == bth, "etwdump --tmf-from-pdb: BthPS3's .tmf file, line for line")
+    psm = tmf_lines(os.path.join(TMF_DIR, "03fb1cb4-1c81-30e9-50db-4ecb4f47594e.tmf"))
+    rest = out[len(bth):]
+    check(len(rest) == 6 and rest[0] == psm[0], "BthPS3PSM: its GUID line, then message 27 (%d lines)" % len(rest))
+    check(any(psm[i:i + 5] == rest[1:] for i in range(1, len(psm))), "BthPS3PSM: message 27 is a run of its file")
+    check(not any(ln.startswith("0b0c1d2e") for ln in out), "the TMC record is not printed")
+    r = subprocess.run([ETWDUMP, "--tmf-from-pdb", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                               "data", "CppCon.pdb")], capture_output=True, text=True)
+    check(r.returncode == 0 and r.stdout == "" and "no WPP trace message formats" in r.stderr,
+          "CppCon.pdb: none, said on stderr")
+    r = subprocess.run([ETWDUMP, "--tmf-from-pdb", pdb, "x.etl"], capture_output=True, text=True)
+    check(r.returncode == 2 and "no trace inputs with it" in r.stderr, "with a trace input: usage error")
+    o = os.path.join(WORK, "out.tmf")
+    r = subprocess.run([ETWDUMP, "--tmf-from-pdb", pdb, "-o", o], capture_output=True, text=True)
+    with open(o, encoding="utf-8") as f:
+        check(r.returncode == 0 and f.read().split("\n")[:-1] == out, "-o FILE: the same text")
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
