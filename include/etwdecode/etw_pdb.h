@@ -133,8 +133,9 @@ etw_status etw_pdb_lookup(const etw_pdb *p, uint32_t rva, etw_pdb_symbol *out, u
  *   status, ItemNTSTATUS -- 10
  *   }
  *
- * After "TMC:" they name a control GUID and its flags (the GUID, the
- * control's name, then the flag names in bit order).
+ * After "TMC:" they describe a WPP control GUID (WPP_DEFINE_CONTROL_GUID:
+ * its GUID, name and flag names); they are handed over as they are, not
+ * interpreted here.
  *
  * Nothing of this is kept by etw_pdb_open_*: the symbolization path does not
  * grow. etw_pdb_annotations_* read the file again (the DBI module list and
@@ -155,8 +156,10 @@ typedef enum etw_pdb_annotation_kind {
 typedef struct etw_pdb_annotation {
     etw_pdb_annotation_kind kind;
     uint32_t module;  /* the module's index in the DBI module list */
-    uint32_t offset;  /* the record's section:offset, as stored (the trace */
-    uint16_t section; /* call's place; section 0: none) */
+    /* the record's section:offset as stored: where the trace call is
+     * (section 0: none) */
+    uint32_t offset;
+    uint16_t section;
     /* The strings after the tag ("TMF:"/"TMC:" itself is not among them),
      * each NUL-terminated. A byte that does not make valid UTF-8 is given as
      * '?', a CR or LF inside a string as a space (so that each string stays
