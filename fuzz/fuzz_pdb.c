@@ -6,7 +6,9 @@
  * statuses only, a reason with every failure of the container; symbols
  * sorted by RVA with NUL-terminated names of their stated length; every
  * lookup at a symbol's first and last byte finds a symbol at or below it,
- * at the offset it reports.
+ * at the offset it reports. Then the WPP annotations (etw_pdb_annotations_mem):
+ * known statuses with a reason; each annotation's text is its strings, each
+ * ended by '\n', with no NUL, CR or LF inside a string.
  *
  * Build: make fuzz-build (CMake, -DETW_FUZZ=ON); run: scripts/run-fuzz.sh
  * build-fuzz 60 fuzz_pdb (seeds in fuzz/corpus/pdb/, the PDBs test_pdb
@@ -43,7 +45,34 @@ static void check_lookup(const etw_pdb *p, uint32_t rva) {
     if (s.kind == ETW_PDB_PROCEDURE && (uint64_t)off >= s.size) abort();
 }
 
+static etw_status check_annotation(void *ctx, const etw_pdb_annotation *a) {
+    size_t *n = ctx;
+    (*n)++;
+    if ((a->kind != ETW_PDB_TMF && a->kind != ETW_PDB_TMC) || !a->text || a->text[a->text_len] != 0) abort();
+    if (a->strings[a->count] != NULL || a->text_len > 65535) abort();
+    size_t q = 0;
+    for (size_t i = 0; i < a->count; i++) {
+        size_t k = strlen(a->strings[i]);
+        if (q + k + 1 > a->text_len || memcmp(a->text + q, a->strings[i], k) != 0 || a->text[q + k] != '\n')
+            abort();
+        if (memchr(a->strings[i], '\n', k) || memchr(a->strings[i], '\r', k)) abort();
+        q += k + 1;
+    }
+    if (q != a->text_len) abort();
+    return ETW_OK;
+}
+
+static void check_annotations(const uint8_t *data, size_t size) {
+    const char *why = NULL;
+    etw_pdb_options o = {NULL, &why};
+    size_t n = 0;
+    etw_status st = etw_pdb_annotations_mem(data, size, &o, check_annotation, &n);
+    if (st != ETW_OK && ((st != ETW_E_CORRUPT && st != ETW_E_TRUNCATED && st != ETW_E_UNSUPPORTED) || !why))
+        abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    check_annotations(data, size);
     mem m = {data, size};
     etw_input in = {read_at, size, &m};
     etw_msf msf;

@@ -6,6 +6,9 @@
  *   etw_pdbdump FILE.pdb RVA...     the lookup of each RVA (hex):
  *                                   "RVA NAME+0xOFFSET" or "RVA -"
  *   etw_pdbdump -t FILE.pdb N       open N times, print the mean time (ms)
+ *   etw_pdbdump -a FILE.pdb         the WPP annotations (etw_pdb_annotations_file):
+ *                                   "annotation TMF|TMC MODULE SECTION OFFSET COUNT"
+ *                                   then the annotation's text (COUNT lines)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +23,26 @@ static double now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+static etw_status print_annotation(void *ctx, const etw_pdb_annotation *a) {
+    (void)ctx;
+    printf("annotation %s %u %u %u %zu\n", a->kind == ETW_PDB_TMF ? "TMF" : "TMC", (unsigned)a->module,
+           (unsigned)a->section, (unsigned)a->offset, a->count);
+    fwrite(a->text, 1, a->text_len, stdout);
+    return ETW_OK;
+}
+
 int main(int argc, char **argv) {
+    if (argc == 3 && strcmp(argv[1], "-a") == 0) {
+        const char *reason = NULL;
+        etw_pdb_options o = {NULL, &reason};
+        etw_status st = etw_pdb_annotations_file(argv[2], &o, print_annotation, NULL);
+        if (st != ETW_OK) {
+            fprintf(stderr, "etw_pdbdump: %s: %s%s%s\n", argv[2], etw_strerror(st), reason ? ": " : "",
+                    reason ? reason : "");
+            return 1;
+        }
+        return 0;
+    }
     if (argc >= 4 && strcmp(argv[1], "-t") == 0) {
         int n = atoi(argv[3]);
         if (n <= 0) n = 1;
@@ -38,7 +60,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (argc < 2) {
-        fprintf(stderr, "usage: etw_pdbdump FILE.pdb [RVA...] | -t FILE.pdb N\n");
+        fprintf(stderr, "usage: etw_pdbdump FILE.pdb [RVA...] | -t FILE.pdb N | -a FILE.pdb\n");
         return 2;
     }
     const char *reason = NULL;

@@ -2,8 +2,9 @@
  * symbols (values from llvm-pdbutil-14; tests/test_pdb.py compares all of
  * them), PDBs built here (sections, publics, procedures, OMAP) and their
  * hostile variants (pages out of range or used twice, directories and counts
- * larger than the file, records running past their stream), the allocator
- * contract, and the symbol-store lookup.
+ * larger than the file, records running past their stream), the WPP
+ * annotations (S_ANNOTATION "TMF:"/"TMC:") and their hostile variants, the
+ * allocator contract, and the symbol-store lookup.
  *
  * `test_pdb --write-seeds DIR` writes the built PDBs as fuzz seeds
  * (fuzz/corpus/pdb/). */
@@ -91,6 +92,33 @@ static void proc(bytes *x, uint16_t kind, uint16_t seg, uint32_t off, uint32_t s
     b16(x, 6);
 }
 
+/* S_ANNOTATION: offset, section, count, the strings; padded with zeros (as
+ * MSVC does) */
+static void annot(bytes *x, uint16_t seg, uint32_t off, const char *const *strs, int n) {
+    size_t at = x->n;
+    b16(x, 0);
+    b16(x, 0x1019);
+    b32(x, off);
+    b16(x, seg);
+    b16(x, (uint32_t)n);
+    for (int i = 0; i < n; i++) bstr(x, strs[i]);
+    bpad4(x);
+    put16(x->b + at, (uint32_t)(x->n - at - 2));
+}
+
+/* The annotations build() puts after the procedures: message 10 of
+ * BthPS3's Bluetooth.Context.c (nefarius-tmf/e4b27b5e-....tmf), MSVC's
+ * __annotation example (not WPP), a made-up TMC record, and one whose
+ * strings hold a line feed and a byte that is not UTF-8. */
+#define TYPEV10                                                                                      \
+    "#typev Bluetooth.Context_c58 10 \"%0 [%!FUNC!] --> Entry\" //   LEVEL=TRACE_LEVEL_VERBOSE "           \
+    "FLAGS=TRACE_BTH FUNC=BthPS3_DeviceContextHeaderInit"
+static const char *const TMF10[] = {
+    "TMF:", "e4b27b5e-24d0-369f-a4b5-23228e160bd2 BthPS3 // SRC=Bluetooth.Context.c MJ= MN=", TYPEV10, "{", "}"};
+static const char *const HELLO[] = {"Hello!", "World!"};
+static const char *const TMC[] = {"TMC:", "0b0c1d2e-3f40-4a5b-8c6d-7e8f90a1b2c3", "CtlName", "FLAG_A"};
+static const char *const ODD[] = {"TMF:", "a\nb\rc", "\xE9t\xC3\xA9"};
+
 static void section(bytes *x, const char *name, uint32_t va, uint32_t size) {
     uint8_t *h = x->b + x->n;
     memset(h, 0, 40);
@@ -111,6 +139,7 @@ typedef struct pdbimg {
     uint32_t first[NSTREAMS];   /* first page of each stream */
     uint32_t npages[NSTREAMS];
     size_t data_off[NSTREAMS];  /* file offset of each stream's first page */
+    size_t annot_off;           /* offset in S_MOD of the TMF10 annotation */
 } pdbimg;
 
 static const uint8_t GUID_BYTES[16] = {0x4f, 0x0a, 0xdc, 0x12, 0x7d, 0xbd, 0x2a, 0x4f,
@@ -139,6 +168,11 @@ static void build(pdbimg *im, int omap, int two_mods) {
     b32(&s[S_MOD], 4);
     proc(&s[S_MOD], 0x1110, 1, 0x10, 0x20, "f");
     proc(&s[S_MOD], 0x1146, 1, 0x40, 0x10, "h");
+    annot(&s[S_MOD], 1, 0x12, HELLO, 2);
+    size_t annot_off = s[S_MOD].n;
+    annot(&s[S_MOD], 1, 0x58, TMF10, 5);
+    annot(&s[S_MOD], 0, 0, TMC, 4);
+    annot(&s[S_MOD], 2, 0x8, ODD, 3);
     /* 3 pages of nothing (a stream to repeat pages in) */
     s[S_PAD].n = 3 * BS - 100;
     if (omap) {
@@ -194,6 +228,7 @@ static void build(pdbimg *im, int omap, int two_mods) {
     /* lay out: 0 superblock, 1-2 free block maps, 3 block map, 4 directory,
      * then the streams */
     memset(im, 0, sizeof *im);
+    im->annot_off = annot_off;
     uint32_t next = 5;
     bytes dir;
     memset(&dir, 0, sizeof dir);
@@ -533,6 +568,203 @@ static void test_hostile_streams(void) {
     free(ok);
 }
 
+/* ---- WPP annotations (etw_pdb_annotations_*) ---- */
+
+typedef struct seen {
+    int n;
+    int stop_after; /* return ETW_E_LIMIT from this call on; 0 never */
+    etw_pdb_annotation_kind kind[8];
+    uint32_t module[8], offset[8];
+    uint16_t section[8];
+    size_t count[8];
+    char text[8][512];
+    int text_ok; /* text is the strings joined, each ended by '\n' */
+} seen;
+
+static etw_status collect(void *ctx, const etw_pdb_annotation *a) {
+    seen *v = ctx;
+    if (v->stop_after && v->n >= v->stop_after) return ETW_E_LIMIT;
+    if (v->n < 8) {
+        int i = v->n;
+        v->kind[i] = a->kind;
+        v->module[i] = a->module;
+        v->offset[i] = a->offset;
+        v->section[i] = a->section;
+        v->count[i] = a->count;
+        snprintf(v->text[i], sizeof v->text[i], "%s", a->text);
+        /* the text from the strings, independently */
+        char join[70000]; /* more than a record's 65,535 bytes */
+        size_t q = 0;
+        join[0] = 0;
+        for (size_t k = 0; k < a->count && q < sizeof join - 1; k++)
+            q += (size_t)snprintf(join + q, sizeof join - q, "%s\n", a->strings[k]);
+        if (strcmp(join, a->text) != 0 || q != a->text_len || a->strings[a->count] != NULL ||
+            strlen(a->text) != a->text_len || memchr(a->text, '\r', a->text_len))
+            v->text_ok = 0;
+    }
+    v->n++;
+    return ETW_OK;
+}
+
+static etw_status annotations_img(const pdbimg *im, const char **why, seen *v) {
+    memset(v, 0, sizeof *v);
+    v->text_ok = 1;
+    etw_pdb_options o = {NULL, why};
+    return etw_pdb_annotations_mem(im->f, im->len, &o, collect, v);
+}
+
+/* The annotations fail with st and this reason (the symbols still open:
+ * their path does not read annotations). */
+static void expect_annotation_fail(const pdbimg *im, etw_status st, const char *reason) {
+    seen v;
+    const char *why = NULL;
+    ETW_CHECK_INT(annotations_img(im, &why, &v), st);
+    ETW_CHECK_STR(why, reason);
+}
+
+static void test_annotations(void) {
+    pdbimg *im = malloc(sizeof *im);
+    pdbimg *ok = malloc(sizeof *ok);
+    build(ok, 0, 0);
+    seen v;
+    const char *why = "unset";
+    ETW_CHECK_INT(annotations_img(ok, &why, &v), ETW_OK);
+    ETW_CHECK(why == NULL);
+    ETW_CHECK_INT(v.n, 3); /* TMF10, TMC, ODD; not HELLO */
+    ETW_CHECK(v.text_ok);
+    ETW_CHECK_INT(v.kind[0], ETW_PDB_TMF);
+    ETW_CHECK_INT(v.module[0], 0);
+    ETW_CHECK_INT(v.section[0], 1);
+    ETW_CHECK_INT(v.offset[0], 0x58);
+    ETW_CHECK_INT(v.count[0], 4);
+    char want[512];
+    snprintf(want, sizeof want, "%s\n%s\n%s\n%s\n", TMF10[1], TMF10[2], TMF10[3], TMF10[4]);
+    ETW_CHECK_STR(v.text[0], want);
+    ETW_CHECK_INT(v.kind[1], ETW_PDB_TMC);
+    ETW_CHECK_INT(v.count[1], 3);
+    ETW_CHECK_STR(v.text[1], "0b0c1d2e-3f40-4a5b-8c6d-7e8f90a1b2c3\nCtlName\nFLAG_A\n");
+    ETW_CHECK_INT(v.section[1], 0);
+    /* a line feed or carriage return inside a string: a space; not UTF-8: '?' */
+    ETW_CHECK_INT(v.kind[2], ETW_PDB_TMF);
+    ETW_CHECK_STR(v.text[2], "a b c\n?t\xC3\xA9\n");
+    /* the symbols are what they were without annotations */
+    etw_pdb *p = NULL;
+    ETW_CHECK_INT(open_img(ok, NULL, &p), ETW_OK);
+    if (p) check_built(p);
+    etw_pdb_free(p);
+
+    /* the callback stops the walk with its status */
+    memset(&v, 0, sizeof v);
+    v.stop_after = 1;
+    v.text_ok = 1;
+    ETW_CHECK_INT(etw_pdb_annotations_mem(ok->f, ok->len, NULL, collect, &v), ETW_E_LIMIT);
+    ETW_CHECK_INT(v.n, 1);
+    ETW_CHECK_INT(etw_pdb_annotations_mem(ok->f, ok->len, NULL, NULL, NULL), ETW_E_INVALID_ARG);
+    ETW_CHECK_INT(etw_pdb_annotations_mem(NULL, 5, NULL, collect, &v), ETW_E_INVALID_ARG);
+    ETW_CHECK_INT(etw_pdb_annotations_file(NULL, NULL, collect, &v), ETW_E_INVALID_ARG);
+    why = NULL;
+    ETW_CHECK_INT(etw_pdb_annotations_file(ETW_TEST_DATA_DIR "/no-such.pdb", &(etw_pdb_options){NULL, &why},
+                                           collect, &v),
+                  ETW_E_IO);
+    ETW_CHECK(why != NULL);
+    /* CppCon.pdb (MSVC, no WPP): none */
+    memset(&v, 0, sizeof v);
+    ETW_CHECK_INT(etw_pdb_annotations_file(CPPCON, NULL, collect, &v), ETW_OK);
+    ETW_CHECK_INT(v.n, 0);
+
+    size_t rec = ok->data_off[S_MOD] + ok->annot_off; /* the TMF10 record */
+    uint32_t reclen = (uint32_t)ok->f[rec] | ((uint32_t)ok->f[rec + 1] << 8);
+#define FRESH() memcpy(im, ok, sizeof *im)
+    /* a string count beyond the record */
+    FRESH();
+    put16(im->f + rec + 10, 0x7FFF);
+    expect_annotation_fail(im, ETW_E_CORRUPT, "S_ANNOTATION string count larger than its record");
+    p = NULL;
+    ETW_CHECK_INT(open_img(im, NULL, &p), ETW_OK);
+    etw_pdb_free(p);
+    /* one string more than the record holds (the padding gives one empty
+     * string at most: count + 3 cannot be found) */
+    FRESH();
+    put16(im->f + rec + 10, 5 + 3);
+    expect_annotation_fail(im, ETW_E_CORRUPT, "S_ANNOTATION string runs past its record");
+    /* the last string's NUL outside the record (the record cut short: what
+     * follows is read as the next record, never reached) */
+    FRESH();
+    put16(im->f + rec, reclen - 4);
+    expect_annotation_fail(im, ETW_E_CORRUPT, "S_ANNOTATION string runs past its record");
+    /* shorter than its fixed fields */
+    FRESH();
+    put16(im->f + rec, 2 + 6);
+    expect_annotation_fail(im, ETW_E_CORRUPT, "S_ANNOTATION record too short");
+    /* a record running past its stream */
+    FRESH();
+    put16(im->f + rec, 0x7000);
+    expect_annotation_fail(im, ETW_E_CORRUPT, "symbol record runs past its stream");
+    /* a damaged annotation that is not WPP's is an error too */
+    FRESH();
+    put16(im->f + rec, 2 + 6);
+    memcpy(im->f + rec + 12, "XMF:", 4);
+    expect_annotation_fail(im, ETW_E_CORRUPT, "S_ANNOTATION record too short");
+    /* the tag is "TMF:" exactly (case matters) */
+    FRESH();
+    memcpy(im->f + rec + 12, "TMf:", 4);
+    ETW_CHECK_INT(annotations_img(im, NULL, &v), ETW_OK);
+    ETW_CHECK_INT(v.n, 2);
+    /* a PDB of types only (no DBI stream): none, ETW_OK */
+    FRESH();
+    put32(im->f + im->dir_off + 4 + 4 * S_DBI, 0);
+    ETW_CHECK_INT(annotations_img(im, NULL, &v), ETW_OK);
+    ETW_CHECK_INT(v.n, 0);
+    FRESH();
+    put32(im->f + im->dir_off + 4 + 4 * S_DBI, 40);
+    expect_annotation_fail(im, ETW_E_CORRUPT, "DBI stream shorter than its header");
+    FRESH();
+    put32(im->f + ok->data_off[S_DBI] + 24, 0x7FFFFFF0u);
+    expect_annotation_fail(im, ETW_E_CORRUPT, "DBI substream sizes larger than the DBI stream");
+    FRESH();
+    put16(im->f + ok->data_off[S_DBI] + 64 + 34, 500);
+    expect_annotation_fail(im, ETW_E_CORRUPT, "module symbol stream out of range");
+
+    /* every truncation and a few thousand byte changes: a status, a reason
+     * with every failure, never a crash (ASan builds run this too) */
+    int bad = 0;
+    for (size_t len = 0; len <= ok->len; len += 5) {
+        why = NULL;
+        memset(&v, 0, sizeof v);
+        etw_status st = etw_pdb_annotations_mem(ok->f, len, &(etw_pdb_options){NULL, &why}, collect, &v);
+        if (st != ETW_OK && ((st != ETW_E_CORRUPT && st != ETW_E_TRUNCATED) || !why)) {
+            fprintf(stderr, "  truncated to %zu: %s (%s)\n", len, etw_strerror(st), why ? why : "-");
+            bad++;
+        }
+    }
+    uint32_t seed = 777;
+    for (int i = 0; i < 3000; i++) {
+        FRESH();
+        for (int k = 0; k < 3; k++) {
+            seed = seed * 1103515245u + 12345u;
+            /* most changes inside the module stream */
+            size_t at = k < 2 ? ok->data_off[S_MOD] + (seed >> 8) % (ok->npages[S_MOD] * BS) : (seed >> 8) % im->len;
+            seed = seed * 1103515245u + 12345u;
+            im->f[at] = (uint8_t)(seed >> 16);
+        }
+        why = NULL;
+        etw_status st = annotations_img(im, &why, &v);
+        if (st != ETW_OK && ((st != ETW_E_CORRUPT && st != ETW_E_TRUNCATED && st != ETW_E_UNSUPPORTED) || !why))
+        {
+            fprintf(stderr, "  change %d: %s (%s)\n", i, etw_strerror(st), why ? why : "-");
+            bad++;
+        }
+        if (st == ETW_OK && !v.text_ok) {
+            fprintf(stderr, "  change %d: text is not the strings joined\n", i);
+            bad++;
+        }
+    }
+    ETW_CHECK_INT(bad, 0);
+#undef FRESH
+    free(im);
+    free(ok);
+}
+
 /* ---- the allocator contract ---- */
 
 typedef struct counting {
@@ -578,6 +810,29 @@ static void test_allocator(void) {
         ETW_CHECK_INT(c.live, 0);
     }
     ETW_CHECK_INT(nomem, total);
+
+    /* etw_pdb_annotations_mem: the same contract */
+    pdbimg *im = malloc(sizeof *im);
+    build(im, 0, 0);
+    seen v;
+    memset(&v, 0, sizeof v);
+    c.live = c.calls = 0;
+    c.fail_at = -1;
+    ETW_CHECK_INT(etw_pdb_annotations_mem(im->f, im->len, &o, collect, &v), ETW_OK);
+    ETW_CHECK_INT(v.n, 3);
+    ETW_CHECK_INT(c.live, 0);
+    total = c.calls;
+    nomem = 0;
+    for (long k = 0; k < total; k++) {
+        c.live = 0;
+        c.calls = 0;
+        c.fail_at = k;
+        memset(&v, 0, sizeof v);
+        nomem += etw_pdb_annotations_mem(im->f, im->len, &o, collect, &v) == ETW_E_NOMEM;
+        ETW_CHECK_INT(c.live, 0);
+    }
+    ETW_CHECK_INT(nomem, total);
+    free(im);
 }
 
 /* ---- CppCon.pdb (values from llvm-pdbutil-14 dump) ---- */
@@ -804,6 +1059,7 @@ int main(int argc, char **argv) {
     ETW_RUN(test_built);
     ETW_RUN(test_hostile_msf);
     ETW_RUN(test_hostile_streams);
+    ETW_RUN(test_annotations);
     ETW_RUN(test_allocator);
     ETW_RUN(test_symstore);
     return ETW_TEST_DONE();

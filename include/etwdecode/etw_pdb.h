@@ -17,7 +17,9 @@
  *   - each module's symbol stream: the procedures (S_GPROC32, S_LPROC32 and
  *     their _ID and _DPC variants), with their code size and the name the
  *     compiler gave them ("main", "std::vector<int>::push_back"), static
- *     functions included.
+ *     functions included;
+ *   - on request only (etw_pdb_annotations_*, below): each module's WPP
+ *     trace message formats (S_ANNOTATION records tagged "TMF:"/"TMC:").
  *
  * Names are shown as the PDB holds them: no demangling (as PerfView and WPA
  * show a decorated public name when there is no procedure). They are UTF-8;
@@ -113,6 +115,81 @@ etw_status etw_pdb_symbol_at(const etw_pdb *p, size_t i, etw_pdb_symbol *out);
  * be NULL) is rva minus the symbol's RVA. ETW_E_NOT_FOUND otherwise.
  * O(log n). */
 etw_status etw_pdb_lookup(const etw_pdb *p, uint32_t rva, etw_pdb_symbol *out, uint32_t *offset);
+
+/* ---- WPP trace message formats (TMF) kept in a PDB ----
+ *
+ * A driver built with WPP software tracing carries, for each trace call, an
+ * S_ANNOTATION record (0x1019) in its module's symbol stream: u32 offset,
+ * u16 section (where the call is), u16 string count, then that many
+ * NUL-terminated strings (then padding to 4 bytes). WPP's first string is
+ * the tag "TMF:" or "TMC:" (microsoft/pdb-rs docs/codeview/symbols/
+ * s_annotation.md; Microsoft's "Tracepdb" documentation). After "TMF:" the
+ * strings are the lines of one message's trace message format, as tracepdb
+ * writes them to a .tmf file:
+ *
+ *   e4b27b5e-24d0-369f-a4b5-23228e160bd2 BthPS3 // SRC=Bluetooth.Context.c MJ= MN=
+ *   #typev Bluetooth.Context_c149 12 "%0 [%!FUNC!] <-- Exit <status=%10!s!>" // ...
+ *   {
+ *   status, ItemNTSTATUS -- 10
+ *   }
+ *
+ * After "TMC:" they describe a WPP control GUID (WPP_DEFINE_CONTROL_GUID:
+ * its GUID, name and flag names); they are handed over as they are, not
+ * interpreted here.
+ *
+ * Nothing of this is kept by etw_pdb_open_*: the symbolization path does not
+ * grow. etw_pdb_annotations_* read the file again (the DBI module list and
+ * each module's symbol stream, one stream at a time) and hand each TMF/TMC
+ * annotation to a callback. Other annotations (any other first string) are
+ * skipped. Every S_ANNOTATION is checked, whatever its tag: a record shorter
+ * than its fixed part, a string count larger than the record, a string
+ * without its NUL inside the record are ETW_E_CORRUPT with a reason, like a
+ * record running past its stream. Memory: one module stream, plus the
+ * current record's strings twice and a pointer to each (under 1 MiB: a
+ * record is at most 65,535 bytes). */
+
+typedef enum etw_pdb_annotation_kind {
+    ETW_PDB_TMF = 1, /* first string "TMF:": one trace message's format */
+    ETW_PDB_TMC = 2  /* first string "TMC:": a control GUID and its flag names */
+} etw_pdb_annotation_kind;
+
+typedef struct etw_pdb_annotation {
+    etw_pdb_annotation_kind kind;
+    uint32_t module;  /* the module's index in the DBI module list */
+    /* the record's section:offset as stored: where the trace call is
+     * (section 0: none) */
+    uint32_t offset;
+    uint16_t section;
+    /* The strings after the tag ("TMF:"/"TMC:" itself is not among them),
+     * each NUL-terminated. A byte that does not make valid UTF-8 is given as
+     * '?', a CR or LF inside a string as a space (so that each string stays
+     * one line of text). */
+    size_t count;
+    const char *const *strings;
+    /* The same strings as one text: each followed by '\n', NUL-terminated
+     * (text_len bytes without the NUL): for "TMF:" the text of a .tmf file
+     * holding this one message, ready for a TMF parser (the tag line is not
+     * in it). count 0: "". */
+    const char *text;
+    size_t text_len;
+} etw_pdb_annotation;
+
+/* Called for each TMF/TMC annotation, in module order, then record order.
+ * a and everything it points to are valid during the call only. A status
+ * other than ETW_OK stops the walk: etw_pdb_annotations_* return it. */
+typedef etw_status (*etw_pdb_annotation_fn)(void *ctx, const etw_pdb_annotation *a);
+
+/* Walk the TMF/TMC annotations of the PDB at path (or in size bytes of
+ * memory, read during the call only). opt may be NULL (its reason works as
+ * for etw_pdb_open_*). ETW_OK after the last one (a PDB without any, or
+ * without a DBI stream, is ETW_OK with no call); ETW_E_IO, ETW_E_CORRUPT,
+ * ETW_E_TRUNCATED, ETW_E_UNSUPPORTED, ETW_E_NOMEM as for etw_pdb_open_*;
+ * ETW_E_INVALID_ARG when fn is NULL. The annotations seen before an error
+ * were already handed to fn. */
+etw_status etw_pdb_annotations_file(const char *path, const etw_pdb_options *opt, etw_pdb_annotation_fn fn,
+                                    void *ctx);
+etw_status etw_pdb_annotations_mem(const uint8_t *data, size_t size, const etw_pdb_options *opt,
+                                   etw_pdb_annotation_fn fn, void *ctx);
 
 /* The path of a PDB with this GUID and age in a local symbol store.
  *

@@ -314,15 +314,16 @@ static etw_status read_omap(build *b, uint32_t stream) {
 
 /* ---- the DBI stream ---- */
 
-static etw_status read_modules(build *b, const uint8_t *mi, size_t milen) {
-    const etw_msf *m = b->msf;
-    uint8_t *seen = etw_calloc(&b->p->al, (size_t)m->num_streams / 8 + 1, 1);
+etw_status etw_pdb_walk_modules(const etw_msf *m, const etw_allocator *al, const uint8_t *mi, size_t milen,
+                                const char **why, etw_pdb_module_fn fn, void *ctx) {
+    uint8_t *seen = etw_calloc(al, (size_t)m->num_streams / 8 + 1, 1);
     if (!seen) return ETW_E_NOMEM;
     etw_status st = ETW_OK;
     size_t pos = 0;
-    while (pos < milen) {
+    uint32_t index = 0;
+    for (; pos < milen; index++) {
         if (milen - pos < MODI_FIXED) {
-            st = fail(b->why, "module info entry runs past its substream", ETW_E_CORRUPT);
+            st = fail(why, "module info entry runs past its substream", ETW_E_CORRUPT);
             break;
         }
         const uint8_t *e = mi + pos;
@@ -333,7 +334,7 @@ static etw_status read_modules(build *b, const uint8_t *mi, size_t milen) {
         for (int k = 0; k < 2 && st == ETW_OK; k++) {
             const uint8_t *z = q < milen ? memchr(mi + q, 0, milen - q) : NULL;
             if (!z)
-                st = fail(b->why, "module name runs past the module info substream", ETW_E_CORRUPT);
+                st = fail(why, "module name runs past the module info substream", ETW_E_CORRUPT);
             else
                 q = (size_t)(z - mi) + 1;
         }
@@ -341,31 +342,40 @@ static etw_status read_modules(build *b, const uint8_t *mi, size_t milen) {
         pos = q + ((4 - (q & 3)) & 3);
         if (stream == NO_STREAM || sym_bytes <= 4) continue;
         if (stream >= m->num_streams) {
-            st = fail(b->why, "module symbol stream out of range", ETW_E_CORRUPT);
+            st = fail(why, "module symbol stream out of range", ETW_E_CORRUPT);
             break;
         }
         if (seen[stream >> 3] & (1u << (stream & 7))) {
-            st = fail(b->why, "two modules name one symbol stream", ETW_E_CORRUPT);
+            st = fail(why, "two modules name one symbol stream", ETW_E_CORRUPT);
             break;
         }
         seen[stream >> 3] |= (uint8_t)(1u << (stream & 7));
         if (sym_bytes > etw_msf_stream_size(m, stream)) {
-            st = fail(b->why, "module symbol bytes larger than its stream", ETW_E_CORRUPT);
+            st = fail(why, "module symbol bytes larger than its stream", ETW_E_CORRUPT);
             break;
         }
         uint8_t *data;
         size_t len;
         st = etw_msf_read_stream(m, stream, sym_bytes, &data, &len);
         if (st != ETW_OK) {
-            fail(b->why, "cannot read a module symbol stream", st);
+            fail(why, "cannot read a module symbol stream", st);
             break;
         }
-        st = walk_records(b, data, len, 4, 0);
-        etw_free(&b->p->al, data);
+        st = fn(ctx, index, data, len);
+        etw_free(al, data);
         if (st != ETW_OK) break;
     }
-    etw_free(&b->p->al, seen);
+    etw_free(al, seen);
     return st;
+}
+
+static etw_status module_procedures(void *ctx, uint32_t index, const uint8_t *data, size_t len) {
+    (void)index;
+    return walk_records(ctx, data, len, 4, 0);
+}
+
+static etw_status read_modules(build *b, const uint8_t *mi, size_t milen) {
+    return etw_pdb_walk_modules(b->msf, &b->p->al, mi, milen, b->why, module_procedures, b);
 }
 
 static etw_status read_dbi(build *b, int identity_only) {

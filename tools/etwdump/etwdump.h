@@ -11,6 +11,7 @@
  *   stats.c     --stats and --schemas
  *   profile.c   --profile and --stacks (the profile stage, etw_profile.h)
  *   report.c    --report (etw_report.h)
+ *   tmfpdb.c    --tmf-from-pdb (etw_pdb_annotations_file)
  *   progress.c  the progress line, Ctrl-C and broken pipes
  *   main.c      puts them together
  */
@@ -89,6 +90,7 @@ typedef struct options {
     const char *weight; /* --weight FIELD: a --profile sample's weight */
     const char *symbols[MAX_SYMBOLS]; /* --symbols DIR */
     int nsymbols;
+    const char *tmf_pdb; /* --tmf-from-pdb FILE: print its TMF, read no trace */
 } options;
 
 typedef struct manifests manifests;
@@ -241,6 +243,10 @@ int run_perfetto(session *s);
 
 /* stats.c: --stats, a summary instead of the events. */
 int run_stats(session *s);
+
+/* tmfpdb.c: --tmf-from-pdb, to -o FILE or standard output. EXIT_CLEAN or
+ * EXIT_FATAL (reported). */
+int run_tmf_from_pdb(const options *o);
 
 /* stats.c: --schemas, the schemas the selected events use, as JSON. */
 int run_schemas(session *s);

@@ -107,6 +107,7 @@ unsigned worker_threads(const options *o) {
 int main(int argc, char **argv) {
     static options o; /* large (the input and field lists): not on the stack */
     if (!parse_args(argc, argv, &o)) return EXIT_FATAL;
+    if (o.tmf_pdb) return run_tmf_from_pdb(&o);
     signals_install();
     diag_ctx dc = {0};
     dc.quiet = o.quiet;

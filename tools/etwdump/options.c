@@ -9,6 +9,7 @@
 
 static const char usage_text[] =
     "usage: etwdump [OPTIONS] [--] FILE.etl|DIR|-...\n"
+    "       etwdump --tmf-from-pdb FILE.pdb [-o FILE]\n"
     "\n"
     "Decode Windows ETW traces into JSON Lines (one object per event, in\n"
     "timestamp order; the first one is the log-file header), text or CSV, or\n"
@@ -107,6 +108,11 @@ static const char usage_text[] =
     "  --symbols DIR        a local symbol store to name native frames from\n"
     "                       their PDBs (a folder in the symbol-server layout, or\n"
     "                       srv*DIR[*URL]: the network is never used); repeatable\n"
+    "  --tmf-from-pdb FILE  print the WPP trace message formats (TMF) kept in the\n"
+    "                       PDB FILE (its S_ANNOTATION \"TMF:\" records), as\n"
+    "                       tracepdb would write them to .tmf files: each\n"
+    "                       message GUID line once, then its messages; no\n"
+    "                       trace is read (not with trace inputs)\n"
     "  --no-progress        no progress line (it is shown on standard error only\n"
     "                       when that is a terminal, the input is over 4 MiB and\n"
     "                       the events do not go to a terminal too)\n"
@@ -196,7 +202,7 @@ static const char usage_text[] =
 enum opt_id {
     O_HELP, O_VERSION, O_STATS, O_MANIFEST, O_WINDOWS, O_LANG, O_NO_DEFAULT_MANIFESTS, O_NO_MANIFEST_EVENTS,
     O_MESSAGES, O_RAW, O_INT64, O_FILE_ORDER, O_NO_MAP, O_MAP, O_QUIET, O_VERBOSE, O_FORMAT, O_CSV_EOL,
-    O_TIME, O_FIELDS, O_STACKS, O_REPORT, O_PROFILE, O_WEIGHT, O_SYMBOLS, O_SCHEMAS, O_NO_PROGRESS, O_OUTPUT, O_JOBS,
+    O_TIME, O_FIELDS, O_STACKS, O_REPORT, O_PROFILE, O_WEIGHT, O_SYMBOLS, O_TMF_FROM_PDB, O_SCHEMAS, O_NO_PROGRESS, O_OUTPUT, O_JOBS,
     O_MAX_EVENTS, O_WITH_FILE, O_SPLIT_BY, O_FILTER
 };
 
@@ -233,6 +239,7 @@ static const struct opt_def {
     {"profile", 0, 1, O_PROFILE, NULL, 0},
     {"weight", 0, 1, O_WEIGHT, NULL, 0},
     {"symbols", 0, 1, O_SYMBOLS, NULL, 0},
+    {"tmf-from-pdb", 0, 1, O_TMF_FROM_PDB, NULL, 0},
     {"schemas", 0, 0, O_SCHEMAS, NULL, 0},
     {"no-progress", 0, 0, O_NO_PROGRESS, NULL, 0},
     {"output", 'o', 1, O_OUTPUT, NULL, 0},
@@ -483,6 +490,13 @@ static int apply(options *o, int k, char *v) {
         }
         o->symbols[o->nsymbols++] = v;
         break;
+    case O_TMF_FROM_PDB:
+        if (o->tmf_pdb) {
+            fprintf(stderr, "etwdump: --tmf-from-pdb reads one PDB\n");
+            return 0;
+        }
+        o->tmf_pdb = v;
+        break;
     case O_SCHEMAS: o->schemas = 1; break;
     case O_NO_PROGRESS: o->no_progress = 1; break;
     case O_OUTPUT: o->output = v; break;
@@ -594,6 +608,13 @@ int parse_args(int argc, char **argv, options *o) {
      * options; after "--" every word is one) */
     for (int i = optind; i < argc; i++)
         if (!add_input(o, argv[i])) return 0;
+    if (o->tmf_pdb) {
+        if (o->ninputs) {
+            fprintf(stderr, "etwdump: --tmf-from-pdb prints a PDB's trace message formats: no trace inputs with it\n");
+            return 0;
+        }
+        return 1;
+    }
     if (!o->ninputs) {
         fputs(usage_text, stderr);
         return 0;
