@@ -107,6 +107,10 @@ def test_cldflt(tmp):
                   "fields %r vs raw %s" % (e["fields"], raw.hex()))
             want = "%s [CldTest] a=%016X b=%016X status=0x%08X" % (prefix(e, "CldFlt"), a, b, status)
             check(e.get("message") == want, "message %r, expected %r" % (e.get("message"), want))
+        # --format text: each WPP record as tracefmt writes it, its message alone
+        rc3, out3, err3 = run("--format", "text", "--tmf", tmf, path)
+        lines = [l for l in out3.splitlines() if l.startswith("[")]
+        check(lines == [e["message"] for e in got], "%s: text lines %r" % (name, lines[:2]))
 
 
 # ---- 2. synthetic traces of the nefarius messages ----
