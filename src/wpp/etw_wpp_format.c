@@ -192,7 +192,10 @@ static void justify_text(etw_text *t, size_t start, const spec *sp) {
     t->len += (size_t)fill;
 }
 
-static void put_int(etw_text *t, const spec *sp, uint64_t raw, unsigned size, int ptr_size) {
+/* raw: the payload's value of `size` bytes. 'd' / 'i' sign-extend it from
+ * that width, except an unsigned value narrower than an int, which C's
+ * promotion keeps positive (an ItemUChar 200 under %d is 200). */
+static void put_int_s(etw_text *t, const spec *sp, uint64_t raw, unsigned size, int ptr_size, int is_signed) {
     uint64_t mask = size >= 8 ? UINT64_MAX : (((uint64_t)1 << (size * 8)) - 1u);
     uint64_t u = raw & mask;
     char conv = sp->conv;
@@ -210,7 +213,7 @@ static void put_int(etw_text *t, const spec *sp, uint64_t raw, unsigned size, in
         justify_text(t, start, &s2);
         return;
     }
-    if (conv == 'd' || conv == 'i') {
+    if ((conv == 'd' || conv == 'i') && (is_signed || size >= 4)) {
         uint64_t sign = (uint64_t)1 << (size * 8 - 1);
         if (u & sign) {
             neg = 1;
@@ -245,6 +248,10 @@ static void put_int(etw_text *t, const spec *sp, uint64_t raw, unsigned size, in
     pad(t, '0', zeros);
     while (nd) etw_text_putc(t, digits[--nd]);
     if (sp->minus) pad(t, ' ', fill);
+}
+
+static void put_int(etw_text *t, const spec *sp, uint64_t raw, unsigned size, int ptr_size) {
+    put_int_s(t, sp, raw, size, ptr_size, 1);
 }
 
 static void put_hex32(etw_text *t, uint32_t v) {
@@ -460,7 +467,7 @@ static void put_arg(etw_text *t, const spec *sp, const etw_wpp_arg *a, const uin
     if (sp->conv && sp->conv != 's' && sp->conv != 'S' && integer) {
         unsigned size = ti->kind == WPP_K_PTR ? n : ti->size;
         uint64_t v = ti->kind == WPP_K_PORT ? etw_be16(p) : load(p, size);
-        put_int(t, sp, v, size, ptr_size);
+        put_int_s(t, sp, v, size, ptr_size, ti->kind == WPP_K_INT && ti->is_signed);
         return;
     }
     size_t start = t->len;
