@@ -20,10 +20,10 @@
  *   <expression>, <ItemType>[(<list>)] -- <argument number>
  *   }
  *
- * An argument block is optional only when the #typev line is the last of its
- * GUID's messages; argument numbers run from 10 (1..9 are tracefmt's prefix
- * variables) up to 99 without gap or repeat, in any order; the payload holds
- * the arguments in number order. A (GUID, number) met twice keeps the first
+ * The argument block is optional (no block: no argument). Argument numbers
+ * run from 10 (1..9 are tracefmt's prefix variables) up to 99 without gap or
+ * repeat, in any order; the payload holds the arguments in number order. The
+ * expression may hold commas: the type is found at the last ", Item". A (GUID, number) met twice keeps the first
  * definition. Item types: those of WPP's default type table (defaultwpp.ini):
  *
  *   ItemString ItemRString          NUL-terminated 8-bit string
