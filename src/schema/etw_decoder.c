@@ -904,12 +904,10 @@ static etw_status resolve_manifest_chunk(etw_decoder *d, const etw_event *ev, co
 /* Rule 3: a WPP record's TMF message, in the sets in the order they came. */
 static etw_status resolve_wpp(etw_decoder *d, const etw_event *ev, const etw_schema **out, const char **why) {
     const etw_wpp_message *m = NULL;
-    if (!(ev->message_flags & 0x0002u)) { /* TRACE_MESSAGE_GUID: else no message GUID to look up */
-        snprintf(d->why, sizeof d->why, "no schema: WPP message %u has no message GUID", ev->message_number);
-        return fail(d, ETW_E_NOT_FOUND, why);
-    }
-    if (d->wpp_own) m = etw_wpp_find(d->wpp_own, &ev->provider, ev->message_number);
-    for (uint32_t i = 0; !m && i < d->nwpp; i++) m = etw_wpp_find(d->wpp_sets[i], &ev->provider, ev->message_number);
+    /* a record without TRACE_MESSAGE_GUID (0x0002) has no message GUID: not looked up */
+    int has_guid = (ev->message_flags & 0x0002u) != 0;
+    if (has_guid && d->wpp_own) m = etw_wpp_find(d->wpp_own, &ev->provider, ev->message_number);
+    for (uint32_t i = 0; has_guid && !m && i < d->nwpp; i++) m = etw_wpp_find(d->wpp_sets[i], &ev->provider, ev->message_number);
     if (!m) {
         snprintf(d->why, sizeof d->why, "no schema: WPP message %u needs TMF data", ev->message_number);
         return fail(d, ETW_E_NOT_FOUND, why);
