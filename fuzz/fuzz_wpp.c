@@ -37,8 +37,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define HEAD "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee Fuzz // SRC=f.c MJ= MN=\n"
 
 static etw_text t1, t2, js;
+static int ready;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (!ready) {
+        etw_text_init(&t1, NULL);
+        etw_text_init(&t2, NULL);
+        etw_text_init(&js, NULL);
+        ready = 1;
+    }
     if (size < 3) return 0;
     uint8_t ptr = (data[0] & 1) ? 4 : 8;
     size_t n = (size_t)(data[1] | (data[2] << 8));

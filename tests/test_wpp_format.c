@@ -12,7 +12,9 @@
 #include "etw_test_builder.h"
 #include "etwdecode/etw_decoder.h"
 #include "etwdecode/etw_wpp.h"
+#include "format/etw_text.h"
 #include "wpp/etw_tmf.h"
+#include "wpp/etw_wpp_format.h"
 
 #define G "0badcafe-1111-2222-3333-444455556666"
 
@@ -346,7 +348,45 @@ static void test_decoder(void) {
     etw_decoder_free(d);
 }
 
+/* No allocation per event: once the text buffer has grown, formatting
+ * allocates nothing (a counting allocator). */
+static size_t nallocs;
+static void *count_alloc(void *ctx, size_t n) {
+    (void)ctx;
+    nallocs++;
+    return malloc(n);
+}
+static void count_free(void *ctx, void *p) {
+    (void)ctx;
+    free(p);
+}
+
+static void test_no_alloc(void) {
+    etw_wpp_set *s = load("#typev drv_c50 50 \"%0 [%!FUNC!] %10!s! %11!p! %12!s!\"\n"
+                          "{\na, ItemPWString -- 10\nb, ItemPtr -- 11\nc, ItemNTSTATUS -- 12\n}\n");
+    etb_event e;
+    message_event(&e, 8, 50);
+    etb_counted_utf16(&e.payload, "\\Device\\X");
+    etb_u64(&e.payload, 0x1234);
+    etb_u32(&e.payload, 0);
+    etw_allocator al = {count_alloc, count_free, NULL};
+    etw_text t;
+    etw_text_init(&t, &al);
+    const etw_event *ev = etb_event_get(&e);
+    ETW_CHECK_INT(etw_wpp_format_text(&t, msg(s, 50), ev, NULL, 0), ETW_OK);
+    size_t before = nallocs;
+    for (int i = 0; i < 1000; i++) {
+        etw_text_clear(&t);
+        ETW_CHECK(etw_wpp_format_text(&t, msg(s, 50), ev, NULL, 0) == ETW_OK);
+    }
+    ETW_CHECK_INT(nallocs, before);
+    etw_text_free(&t);
+    etb_event_free(&e);
+    etw_wpp_set_free(s);
+}
+
 int main(void) {
+    ETW_RUN(test_no_alloc);
     ETW_RUN(test_integers);
     ETW_RUN(test_pointers_and_status);
     ETW_RUN(test_special_types);
