@@ -40,7 +40,17 @@ in every EVENT_HEADER record without extended items of the recorded traces.
 Extended data items (ev["ext"]) are written as FORMATS.md section 1.6 lays
 them out; their contents are the caller's.
 
-Limits: no compression, no classic/kernel/WPP records, no lost-event records; the header
+WPP records (an event with a "wpp" key) are written in the MESSAGE_TRACE_HEADER
+form WPP's trace macros produce (evntrace.h TraceMessage; the layout the real
+CldFlt traces of ../shared/data/wpp carry): a u32 marker (record size in the
+low 16 bits, TRACE_HEADER_FLAG | TRACE_MESSAGE = 0x90 in the high byte), u16
+message number, u16 TRACE_MESSAGE_* flags, then the optional items in flag
+order - sequence number (0x01, u32), message GUID (0x02, 16 bytes), time
+stamp (0x08, raw clock u64), system info (0x20: u32 thread id, u32 process
+id) - then the arguments. The CldFlt records have flags 0x00AA (GUID,
+TIMESTAMP, SYSTEMINFO, POINTER64): the default here (0x004A for 32-bit).
+
+Limits: no compression, no classic/kernel records, no lost-event records; the header
 buffer holds only the log-file header record (Windows 10 adds a 0x0050
 PartitionInfoExtension record after it, not written here); the time-zone
 block is all zero (UTC); one clock (QPC at 10 MHz).
@@ -159,6 +169,40 @@ def event_record(ev, pointer_size=8, raw_base=0):
                        _guid(ev.get("activity_id", uuid.UUID(int=0)))) + payload  # 0x40 ActivityId
 
 
+# TRACE_MESSAGE_* (evntrace.h)
+TRACE_MESSAGE_SEQUENCE = 0x01
+TRACE_MESSAGE_GUID = 0x02
+TRACE_MESSAGE_COMPONENTID = 0x04
+TRACE_MESSAGE_TIMESTAMP = 0x08
+TRACE_MESSAGE_SYSTEMINFO = 0x20
+TRACE_MESSAGE_POINTER32 = 0x40
+TRACE_MESSAGE_POINTER64 = 0x80
+
+
+def message_record(ev, pointer_size=8, raw_base=0):
+    """The bytes of one WPP MESSAGE record. ev["wpp"]: the message number;
+    ev["provider"]: the message GUID; ev["message_flags"] (default GUID |
+    TIMESTAMP | SYSTEMINFO | POINTER64/32); ev["sequence"] with flag 0x01."""
+    flags = ev.get("message_flags", TRACE_MESSAGE_GUID | TRACE_MESSAGE_TIMESTAMP | TRACE_MESSAGE_SYSTEMINFO |
+                   (TRACE_MESSAGE_POINTER64 if pointer_size == 8 else TRACE_MESSAGE_POINTER32))
+    body = b""
+    if flags & TRACE_MESSAGE_SEQUENCE:
+        body += struct.pack("<I", ev.get("sequence", 0))
+    if flags & TRACE_MESSAGE_GUID:
+        body += _guid(ev["provider"])
+    elif flags & TRACE_MESSAGE_COMPONENTID:
+        body += struct.pack("<I", ev.get("component", 0))
+    if flags & TRACE_MESSAGE_TIMESTAMP:
+        body += struct.pack("<q", raw_base + ev.get("ts", 0))
+    if flags & TRACE_MESSAGE_SYSTEMINFO:
+        body += struct.pack("<II", ev.get("tid", 0) & 0xFFFFFFFF, ev.get("pid", 0) & 0xFFFFFFFF)
+    body += bytes(ev.get("payload", b""))
+    size = 8 + len(body)
+    if size > 0xFFFF or BUFFER_HEADER + size > BUFFER_SIZE:
+        raise ValueError("message too large: %d bytes" % size)
+    return struct.pack("<IHH", size | (0x90 << 24), ev["wpp"], flags) + body
+
+
 def time_zone(bias=0, standard_bias=0, daylight_bias=0):
     """RTL_TIME_ZONE_INFORMATION (0xAC bytes): Bias, StandardName[32], StandardDate, StandardBias,
     DaylightName[32], DaylightDate, DaylightBias; biases in minutes, UTC = local time + bias."""
@@ -230,6 +274,8 @@ def write_etl(path, events, pointer_size=8, start_filetime=132000000000000000, c
       activity_id uuid.UUID or string (default all-zero)
       kernel_time, user_time  the ProcessorTime halves (default 0)
       cpu         the processor whose buffers hold the event (default: index % cpus)
+      wpp         a WPP message number: the record is a MESSAGE record of message GUID
+                  `provider` (message_record: message_flags, sequence)
     timezone_bias: the header's TimeZone.Bias, minutes, positive west of UTC (420: UTC-07:00).
     Records are written in list order into their CPU's current buffer; a full buffer goes to the
     file at once, the partly filled ones at the end in CPU order (as a real session flushes them),
@@ -246,7 +292,7 @@ def write_etl(path, events, pointer_size=8, start_filetime=132000000000000000, c
         cpu = ev.get("cpu", i % cpus)
         if not 0 <= cpu < cpus:
             raise ValueError("event %d: cpu %d not below cpus %d" % (i, cpu, cpus))
-        rec = event_record(ev, pointer_size, raw_base)
+        rec = message_record(ev, pointer_size, raw_base) if "wpp" in ev else event_record(ev, pointer_size, raw_base)
         buf = current.get(cpu)
         if buf is None or not buf.room(len(rec)):
             if buf is not None:

@@ -1052,7 +1052,7 @@ static void test_bad_args(void) {
                   ETW_E_INVALID_ARG);
     ETW_CHECK_INT(etw_cache_insert(c, ETW_SOURCE_NONE, 8, "k", 1, 1, &d, &out, NULL),
                   ETW_E_INVALID_ARG);
-    ETW_CHECK_INT(etw_cache_insert(c, (etw_schema_source)(ETW_SOURCE_BUILTIN + 1), 8, "k", 1, 1, &d, &out, NULL),
+    ETW_CHECK_INT(etw_cache_insert(c, (etw_schema_source)(ETW_SOURCE_WPP + 1), 8, "k", 1, 1, &d, &out, NULL),
                   ETW_E_INVALID_ARG);
     ETW_CHECK_INT(etw_cache_insert(c, ETW_SOURCE_MANIFEST, 8, NULL, 1, 1, &d, &out, NULL),
                   ETW_E_INVALID_ARG);

@@ -10,7 +10,9 @@
  *   2. an event with a classic header (EVENT_TRACE_HEADER, kernel SYSTEM /
  *      PERFINFO records; EVENT_HEADER_FLAG_CLASSIC_HEADER) never takes the
  *      manifest path: its key is (event-class GUID, opcode, version);
- *   3. WPP (MESSAGE) records have no schema here;
+ *   3. a WPP (MESSAGE) record is keyed by (message GUID, message number)
+ *      and found in the TMF messages given to the decoder (etw_wpp.h), in a
+ *      map of its own: a WPP schema never reaches the manifest maps;
  *   4. every other event is keyed by (provider GUID, id, version), looked up
  *      in the maps of the manifest-like sources in precedence order (user
  *      manifests, then EventSource manifests from the trace, then metadata
@@ -124,6 +126,24 @@ etw_status etw_decoder_add_manifest(etw_decoder *d, const char *path, uint32_t *
 #define ETW_DECODER_MAX_WINDOWS 8
 struct etw_windows_index;
 etw_status etw_decoder_add_windows(etw_decoder *d, const struct etw_windows_index *x);
+
+/* WPP trace message formats (etw_wpp.h). A decoder looks a MESSAGE record
+ * up in the TMF text added to it (etw_decoder_add_tmf, _add_tmf_text: the
+ * first definition of a (GUID, number) wins), then in the borrowed sets in
+ * the order they were added (read-only: one set may serve any number of
+ * decoders, one per thread; it must outlive them; at most
+ * ETW_DECODER_MAX_WPP). A TMF that breaks the grammar adds nothing: its
+ * error (file:line: reason) goes to on_manifest_diag (else on_diag) and is
+ * returned. A record whose message no TMF describes keeps the error "no
+ * schema: WPP message N needs TMF data". */
+#define ETW_DECODER_MAX_WPP 8
+struct etw_wpp_set;
+etw_status etw_decoder_add_wpp_set(etw_decoder *d, const struct etw_wpp_set *s);
+/* A TMF file or a folder of them (etw_wpp_add_tmf_path). */
+etw_status etw_decoder_add_tmf(etw_decoder *d, const char *path, uint32_t *added);
+/* TMF text from memory (e.g. a PDB's S_ANNOTATION records); origin names it
+ * in error messages. */
+etw_status etw_decoder_add_tmf_text(etw_decoder *d, const char *text, size_t len, const char *origin);
 
 /* The same from XML text in memory; origin names it in messages. */
 etw_status etw_decoder_add_manifest_xml(etw_decoder *d, const char *xml, size_t len,

@@ -37,7 +37,9 @@ typedef enum etw_schema_source {
     ETW_SOURCE_EVENTSOURCE = 3,  /* a .NET EventSource manifest carried in the trace */
     ETW_SOURCE_METADATA = 4,     /* TRACE_EVENT_INFO merged into the trace (KernelTraceControl) */
     ETW_SOURCE_MOF = 5,          /* classic MOF classes */
-    ETW_SOURCE_BUILTIN = 6       /* a manifest shipped with the library (the CLR's ClrEtwAll.man) */
+    ETW_SOURCE_BUILTIN = 6,      /* a manifest shipped with the library (the CLR's ClrEtwAll.man) */
+    ETW_SOURCE_WPP = 7           /* a WPP message of a TMF file (etw_wpp.h): keyed by (message GUID,
+                                  * number), in its own map, never the manifests' */
 } etw_schema_source;
 
 /* In-types: the numbering of _TDH_IN_TYPE (tdh.h). TraceLogging in-types
@@ -247,6 +249,10 @@ typedef struct etw_schema {
     uint16_t subject_prop;
     uint16_t subject_off;
     uint8_t subject_flags;
+    /* ETW_SOURCE_WPP: the TMF message the schema was made from (its format
+     * string, function, level, flags; etw_wpp.h), owned by the decoder's
+     * TMF set; NULL for every other source. */
+    const struct etw_wpp_message *wpp;
 } etw_schema;
 
 /* subject_prop / subject_off: none / no fixed offset. */

@@ -55,6 +55,7 @@
 #include "etw_traits.h"
 #include "etw_types.h"
 #include "etw_windows.h"
+#include "etw_wpp.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -11,6 +11,7 @@
 #include "etw_fields_json.h"
 #include "etw_json_spans.h"
 #include "etw_message.h"
+#include "../wpp/etw_wpp_format.h"
 #include "etw_text.h"
 
 /* The keys from "provider" to "keywords" depend only on the schema and the
@@ -38,6 +39,7 @@ struct etw_json {
     etw_json_options opt;
     etw_text text;
     etw_text scratch; /* work space of the message formatter */
+    char wpp_why[320]; /* why a WPP message could not be formatted */
     const char *file; /* the "file" key's value (borrowed), or NULL */
     seg *segs;        /* SEG_SLOTS, allocated with the writer */
 };
@@ -475,7 +477,25 @@ ids:;
         vend(sp, t, ETW_JK_FIELDS);
         if (!error) error = etw_decoder_payload_problem(j->opt.decoder, ev, schema, trailing);
         decoded = 1;
-        if (j->opt.messages && schema->message) {
+        if (schema->wpp) {
+            /* WPP: the message is what its users read: always written */
+            etw_text_clear(&j->scratch);
+            j->wpp_why[0] = 0;
+            etw_status ms = etw_wpp_format_text(&j->scratch, schema->wpp, ev, j->wpp_why, sizeof j->wpp_why);
+            if (ms == ETW_E_NOMEM) return ms;
+            if (ms == ETW_OK || ms == ETW_E_LIMIT) {
+                key(t, "message");
+                vbegin(sp, t, ETW_JK_MESSAGE);
+                etw_text_json_utf8(t, j->scratch.data, j->scratch.len);
+                vend(sp, t, ETW_JK_MESSAGE);
+                if (ms == ETW_E_LIMIT) {
+                    key(t, "message_cut");
+                    etw_text_puts(t, "true");
+                }
+            } else {
+                error = j->wpp_why; /* names the message and the argument */
+            }
+        } else if (j->opt.messages && schema->message) {
             size_t mark = t->len;
             key(t, "message");
             vbegin(sp, t, ETW_JK_MESSAGE);

@@ -595,9 +595,37 @@ static void render_json(etw_renderer *rd, const etw_event *ev, const char *line,
 /* The value of fixed key k in line (NULL, 0 when absent). */
 #define SPAN(rd, line, k) ((rd)->sp.len[k] ? (line) + (rd)->sp.off[k] : NULL), (rd)->sp.len[k]
 
+/* A WPP message as tracefmt writes it: its text alone (the default prefix
+ * in it carries cpu, pid, tid and time), one line: CR, LF and tab as
+ * spaces; then file= with several inputs and error= when there is one. */
+static int render_text_wpp(etw_renderer *rd, const char *line) {
+    etw_text *t = &rd->out;
+    const etw_json_spans *sp = &rd->sp;
+    if (!sp->schema || !sp->schema->wpp || !sp->len[COL_MESSAGE]) return 0;
+    etw_text *sc = &rd->scratch;
+    etw_text_clear(sc);
+    etw_jscan_unescape(sc, line + sp->off[COL_MESSAGE], sp->len[COL_MESSAGE]);
+    size_t start = t->len;
+    etw_text_put(t, sc->data ? sc->data : "", sc->len);
+    if (etw_text_status(t) == ETW_OK)
+        for (size_t i = start; i < t->len; i++)
+            if (t->data[i] == '\r' || t->data[i] == '\n' || t->data[i] == '\t') t->data[i] = ' ';
+    if (sp->len[COL_FILE]) {
+        etw_text_puts(t, " file=");
+        text_value(t, SPAN(rd, line, COL_FILE));
+    }
+    if (sp->len[COL_ERROR]) {
+        etw_text_puts(t, " error=");
+        etw_text_put(t, line + sp->off[COL_ERROR], sp->len[COL_ERROR]);
+    }
+    etw_text_putc(t, '\n');
+    return 1;
+}
+
 static void render_text(etw_renderer *rd, const etw_event *ev, const char *line) {
     etw_text *t = &rd->out;
     const etw_json_spans *sp = &rd->sp;
+    if (render_text_wpp(rd, line)) return;
     time_text(rd, t, ev->timestamp, 0);
     if (sp->len[COL_FILE]) {
         etw_text_puts(t, " file=");

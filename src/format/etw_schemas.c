@@ -92,6 +92,7 @@ static const char *source_name(uint8_t s) {
     case ETW_SOURCE_METADATA: return "metadata";
     case ETW_SOURCE_MOF: return "mof";
     case ETW_SOURCE_BUILTIN: return "builtin";
+    case ETW_SOURCE_WPP: return "wpp";
     default: return "none";
     }
 }

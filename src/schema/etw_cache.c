@@ -162,7 +162,7 @@ typedef struct miss_slot {
 struct etw_cache {
     etw_allocator al;
     uint64_t salt;
-    index_map maps[ETW_SOURCE_BUILTIN][2]; /* [source - 1][ptr_size == 8] */
+    index_map maps[ETW_SOURCE_WPP][2]; /* [source - 1][ptr_size == 8] */
     const etw_schema **by_id;
     uint32_t count;
     uint32_t id_cap;
@@ -262,7 +262,7 @@ static void map_remove_at(const etw_cache *c, index_map *m, size_t i) {
 }
 
 void etw_cache_forget_provider(etw_cache *c, etw_schema_source source, const etw_guid *provider) {
-    if (!c || !provider || source < ETW_SOURCE_TRACELOGGING || source > ETW_SOURCE_BUILTIN) return;
+    if (!c || !provider || source < ETW_SOURCE_TRACELOGGING || source > ETW_SOURCE_WPP) return;
     uint8_t g[16];
     etw_key_descriptor_guid(g, provider);
     for (int w = 0; w < 2; w++) {
@@ -356,7 +356,7 @@ etw_status etw_cache_new(etw_cache **out, const etw_allocator *alloc) {
 void etw_cache_free(etw_cache *c) {
     if (!c) return;
     etw_allocator al = c->al;
-    for (int s = 0; s < ETW_SOURCE_BUILTIN; s++)
+    for (int s = 0; s < ETW_SOURCE_WPP; s++)
         for (int w = 0; w < 2; w++) etw_free(&al, c->maps[s][w].slots);
     etw_free(&al, (void *)c->by_id);
     arena_free(&c->ar, &al);
@@ -651,7 +651,7 @@ etw_status etw_cache_insert(etw_cache *c, etw_schema_source source, uint8_t ptr_
     if (out) *out = NULL;
     if (why) *why = NULL;
     if (!c || !draft || (!key && len) || source < ETW_SOURCE_TRACELOGGING ||
-        source > ETW_SOURCE_BUILTIN)
+        source > ETW_SOURCE_WPP)
         return ETW_E_INVALID_ARG;
     etw_status st = etw_schema_validate(draft, why);
     if (st != ETW_OK) return st;
@@ -693,7 +693,7 @@ etw_status etw_cache_insert(etw_cache *c, etw_schema_source source, uint8_t ptr_
     copier k = {NULL, 0, 0, &maps, &strs, plan.names};
     const uint8_t *kc = NULL;
     /* descriptor-keyed sources get the corrections of etw_fixup.h */
-    int fixup = source != ETW_SOURCE_MOF && source != ETW_SOURCE_TRACELOGGING;
+    int fixup = source != ETW_SOURCE_MOF && source != ETW_SOURCE_TRACELOGGING && source != ETW_SOURCE_WPP;
     (void)cp_schema(&k, draft, key, len, !old, fixup, &kc); /* a replaced key keeps its copy */
     unsigned char *chunk = k.overflow ? NULL : arena_alloc(&c->ar, &c->al, k.off);
     etw_schema *s = NULL;
@@ -732,7 +732,7 @@ etw_status etw_cache_insert(etw_cache *c, etw_schema_source source, uint8_t ptr_
 const etw_schema *etw_cache_find(const etw_cache *c, etw_schema_source source,
                                  uint8_t ptr_size, const void *key, size_t len,
                                  uint64_t hash) {
-    if (!c || source < ETW_SOURCE_TRACELOGGING || source > ETW_SOURCE_BUILTIN) return NULL;
+    if (!c || source < ETW_SOURCE_TRACELOGGING || source > ETW_SOURCE_WPP) return NULL;
     if (!key && len) return NULL;
     const index_map *m = &c->maps[(int)source - 1][ptr_size == 4 ? 0 : 1];
     const map_slot *s = map_lookup(c, m, key, len, hash);

@@ -23,6 +23,8 @@
 #include "etw_subject.h"
 #include "etw_tstate.h"
 #include "etwdecode/etw_traits.h"
+#include "etwdecode/etw_wpp.h"
+#include "../wpp/etw_wpp_schema.h"
 
 /* Tag byte of the keys of built-in schemas (ManifestData, MetaData names). */
 #define BUILTIN_KEY_TAG 0x42 /* 'B' */
@@ -72,6 +74,10 @@ struct etw_decoder {
     /* Windows images whose providers load lazily into the user set */
     const etw_windows_index *windows[ETW_DECODER_MAX_WINDOWS];
     uint32_t nwindows;
+    /* WPP messages: TMF text added to this decoder, then borrowed sets */
+    etw_wpp_set *wpp_own;
+    const etw_wpp_set *wpp_sets[ETW_DECODER_MAX_WPP];
+    uint32_t nwpp;
 };
 
 static void report(void *ctx, const etw_diag *diag) {
@@ -216,6 +222,7 @@ void etw_decoder_free(etw_decoder *d) {
     etw_manifest_set_free(d->builtin);
     etw_free(&a, d->cat_loaded);
     etw_metadata_set_free(d->meta);
+    etw_wpp_set_free(d->wpp_own);
     etw_kernel_source_free(d->kernel);
     etw_tstate_free(d->ts);
     etw_tl_scratch_free(&d->tl);
@@ -894,6 +901,68 @@ static etw_status resolve_manifest_chunk(etw_decoder *d, const etw_event *ev, co
                           "ManifestData", out);
 }
 
+/* Rule 3: a WPP record's TMF message, in the sets in the order they came. */
+static etw_status resolve_wpp(etw_decoder *d, const etw_event *ev, const etw_schema **out, const char **why) {
+    const etw_wpp_message *m = NULL;
+    /* a record without TRACE_MESSAGE_GUID (0x0002) has no message GUID: not looked up */
+    int has_guid = (ev->message_flags & 0x0002u) != 0;
+    if (has_guid && d->wpp_own) m = etw_wpp_find(d->wpp_own, &ev->provider, ev->message_number);
+    for (uint32_t i = 0; has_guid && !m && i < d->nwpp; i++) m = etw_wpp_find(d->wpp_sets[i], &ev->provider, ev->message_number);
+    if (!m) {
+        snprintf(d->why, sizeof d->why, "no schema: WPP message %u needs TMF data", ev->message_number);
+        return fail(d, ETW_E_NOT_FOUND, why);
+    }
+    uint32_t before = etw_cache_count(d->cache);
+    const char *w = NULL;
+    etw_status st = etw_wpp_schema_get(d->cache, &d->alloc, m, width_of(ev), out, &w);
+    if (st == ETW_OK && etw_cache_count(d->cache) != before) {
+        d->stats.misses++;
+        d->stats.schemas = etw_cache_count(d->cache);
+        st = refs_reserve(d, (*out)->prop_count);
+    } else if (st == ETW_OK) {
+        d->stats.hits++;
+    }
+    if (st != ETW_OK) {
+        *out = NULL;
+        snprintf(d->why, sizeof d->why, "WPP message %u (%s): %s", ev->message_number, m->origin,
+                 w ? w : etw_strerror(st));
+        return fail(d, st, why);
+    }
+    return ETW_OK;
+}
+
+etw_status etw_decoder_add_wpp_set(etw_decoder *d, const etw_wpp_set *s) {
+    if (!d || !s) return ETW_E_INVALID_ARG;
+    if (d->nwpp == ETW_DECODER_MAX_WPP) return ETW_E_LIMIT;
+    d->wpp_sets[d->nwpp++] = s;
+    return ETW_OK;
+}
+
+static etw_status wpp_own(etw_decoder *d) {
+    return d->wpp_own ? ETW_OK : etw_wpp_set_new(&d->wpp_own, &d->alloc);
+}
+
+static etw_status tmf_problem(etw_decoder *d, etw_status st) {
+    if (st == ETW_OK) return st;
+    etw_diag diag = {st, 0, etw_wpp_set_error(d->wpp_own)};
+    report_manifest(d, &diag);
+    return st;
+}
+
+etw_status etw_decoder_add_tmf(etw_decoder *d, const char *path, uint32_t *added) {
+    if (!d || !path) return ETW_E_INVALID_ARG;
+    etw_status st = wpp_own(d);
+    if (st != ETW_OK) return st;
+    return tmf_problem(d, etw_wpp_add_tmf_path(d->wpp_own, path, added));
+}
+
+etw_status etw_decoder_add_tmf_text(etw_decoder *d, const char *text, size_t len, const char *origin) {
+    if (!d || (!text && len)) return ETW_E_INVALID_ARG;
+    etw_status st = wpp_own(d);
+    if (st != ETW_OK) return st;
+    return tmf_problem(d, etw_wpp_add_tmf_text(d->wpp_own, text, len, origin));
+}
+
 etw_status etw_decoder_resolve(etw_decoder *d, const etw_event *ev, const etw_schema **out,
                                const char **why) {
     if (!d || !ev || !out) return ETW_E_INVALID_ARG;
@@ -919,10 +988,7 @@ etw_status etw_decoder_resolve(etw_decoder *d, const etw_event *ev, const etw_sc
         }
         return ETW_OK;
     }
-    if (ev->form == ETW_FORM_MESSAGE) {
-        snprintf(d->why, sizeof d->why, "no schema: WPP message %u needs TMF data", ev->message_number);
-        return fail(d, ETW_E_NOT_FOUND, why);
-    }
+    if (ev->form == ETW_FORM_MESSAGE) return resolve_wpp(d, ev, out, why);
     if (ev->form != ETW_FORM_EVENT_HEADER || (ev->flags & ETW_EVENT_FLAG_CLASSIC_HEADER)) {
         etw_status st = resolve_keyed(d, ev, ETW_SOURCE_KEY_CLASSIC, out, why);
         if (st == ETW_OK && (*out)->source == ETW_SOURCE_MOF) etw_kernel_observe(d->kernel, ev, *out);

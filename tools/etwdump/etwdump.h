@@ -28,6 +28,7 @@
 #define EXIT_INTERRUPTED 130 /* Ctrl-C (128 + SIGINT, the shell convention) */
 
 #define MAX_MANIFESTS 64
+#define MAX_TMF 64
 #define MAX_WINDOWS ETW_DECODER_MAX_WINDOWS
 #define MAX_FILTERS 256
 #define MAX_INPUTS 4096
@@ -54,6 +55,9 @@ typedef struct options {
     const char *windows[MAX_WINDOWS]; /* --windows DIR */
     int nwindows;
     etw_windows_index *win_index[MAX_WINDOWS]; /* opened by main, shared by every decoder */
+    const char *tmf[MAX_TMF];         /* --tmf DIR|FILE */
+    int ntmf;
+    struct etw_wpp_set *tmf_set;      /* loaded by main, shared by every decoder */
     const char *lang;                 /* --lang */
     int no_manifest_events;
     int no_default_manifests; /* etw_decoder_options.no_default_manifests */

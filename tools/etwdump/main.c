@@ -62,9 +62,33 @@ int setup_decoder(const options *o, etw_multi *m, diag_ctx *dc, etw_decoder **ou
     return rc;
 }
 
+/* The shared schema sources of every decoder: --windows images and the
+ * --tmf messages. */
 void add_windows(const options *o, etw_decoder *dec) {
     for (int i = 0; i < o->nwindows; i++)
         if (o->win_index[i]) etw_decoder_add_windows(dec, o->win_index[i]);
+    if (o->tmf_set) etw_decoder_add_wpp_set(dec, o->tmf_set);
+}
+
+/* Load the --tmf files into one set all decoders share (read-only). A file
+ * that breaks the TMF grammar is told and left out; a path that cannot be
+ * read stops the run. */
+static int open_tmf(options *o) {
+    if (!o->ntmf) return 1;
+    if (etw_wpp_set_new(&o->tmf_set, NULL) != ETW_OK) {
+        fprintf(stderr, "etwdump: out of memory\n");
+        return 0;
+    }
+    for (int i = 0; i < o->ntmf; i++) {
+        etw_status st = etw_wpp_add_tmf_path(o->tmf_set, o->tmf[i], NULL);
+        if (st == ETW_OK) continue;
+        if (st == ETW_E_IO || st == ETW_E_NOMEM) {
+            fprintf(stderr, "etwdump: --tmf %s\n", etw_wpp_set_error(o->tmf_set));
+            return 0;
+        }
+        if (!o->quiet) fprintf(stderr, "etwdump: warning: --tmf %s\n", etw_wpp_set_error(o->tmf_set));
+    }
+    return 1;
 }
 
 /* Problems indexing a Windows folder: damaged files are warnings (the
@@ -146,8 +170,9 @@ int main(int argc, char **argv) {
     output_name_set(o.output);
     etw_decoder *dec = NULL;
     etw_filter *filter = NULL;
-    if (!open_windows(&o, &dc)) {
+    if (!open_windows(&o, &dc) || !open_tmf(&o)) {
         close_windows(&o);
+        etw_wpp_set_free(o.tmf_set);
         etw_multi_free(m);
         inputs_free();
         return EXIT_FATAL;
@@ -201,6 +226,7 @@ int main(int argc, char **argv) {
     etw_filter_free(filter);
     etw_decoder_free(dec);
     close_windows(&o);
+    etw_wpp_set_free(o.tmf_set);
     manifests_free(dc.mf);
     etw_multi_free(m);
     inputs_free();

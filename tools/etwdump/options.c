@@ -63,6 +63,10 @@ static const char usage_text[] =
     "                       WEVT_TEMPLATE (kept in $XDG_CACHE_HOME/etwdecode for\n"
     "                       the next run) and a provider's file is loaded when a\n"
     "                       trace first uses it; below -m; repeatable\n"
+    "  --tmf PATH           format WPP messages with these trace message format\n"
+    "                       files: a .tmf file or a folder of them (whatever\n"
+    "                       their names); repeatable, the first definition of a\n"
+    "                       message wins; \"message\" is then always written\n"
     "  --lang TAG           the language of messages and names from PE files\n"
     "                       (en-US by default): TAG/FILE.mui beside each file\n"
     "  --no-default-manifests  do not decode .NET runtime events with the CLR's\n"
@@ -200,7 +204,7 @@ static const char usage_text[] =
  * table: getopt_long's is built from it, and the typo suggestions and
  * ambiguity messages read it. */
 enum opt_id {
-    O_HELP, O_VERSION, O_STATS, O_MANIFEST, O_WINDOWS, O_LANG, O_NO_DEFAULT_MANIFESTS, O_NO_MANIFEST_EVENTS,
+    O_HELP, O_VERSION, O_STATS, O_MANIFEST, O_WINDOWS, O_TMF, O_LANG, O_NO_DEFAULT_MANIFESTS, O_NO_MANIFEST_EVENTS,
     O_MESSAGES, O_RAW, O_INT64, O_FILE_ORDER, O_NO_MAP, O_MAP, O_QUIET, O_VERBOSE, O_FORMAT, O_CSV_EOL,
     O_TIME, O_FIELDS, O_STACKS, O_REPORT, O_PROFILE, O_WEIGHT, O_SYMBOLS, O_TMF_FROM_PDB, O_SCHEMAS, O_NO_PROGRESS, O_OUTPUT, O_JOBS,
     O_MAX_EVENTS, O_WITH_FILE, O_SPLIT_BY, O_FILTER
@@ -219,6 +223,7 @@ static const struct opt_def {
     {"stats", 0, 0, O_STATS, NULL, 0},
     {"manifest", 'm', 1, O_MANIFEST, NULL, 0},
     {"windows", 0, 1, O_WINDOWS, NULL, 0},
+    {"tmf", 0, 1, O_TMF, NULL, 0},
     {"lang", 0, 1, O_LANG, NULL, 0},
     {"no-default-manifests", 0, 0, O_NO_DEFAULT_MANIFESTS, NULL, 0},
     {"no-manifest-events", 0, 0, O_NO_MANIFEST_EVENTS, NULL, 0},
@@ -392,6 +397,13 @@ static int apply(options *o, int k, char *v) {
             return 0;
         }
         o->windows[o->nwindows++] = v;
+        break;
+    case O_TMF:
+        if (o->ntmf == MAX_TMF) {
+            fprintf(stderr, "etwdump: at most %d --tmf options\n", MAX_TMF);
+            return 0;
+        }
+        o->tmf[o->ntmf++] = v;
         break;
     case O_LANG:
         if (strlen(v) > 23 || !*v) {
