@@ -193,5 +193,45 @@ if ETWDUMP:
     with open(o, encoding="utf-8") as f:
         check(r.returncode == 0 and f.read().split("\n")[:-1] == out, "-o FILE: the same text")
 
+# WPP records formatted from the PDB (etwdump --tmf FILE.pdb and --symbols
+# DIR, a symbol store name.pdb/<id>/name.pdb) exactly as from the .tmf file
+# tracepdb wrote: a synthetic trace (tests/etlwrite.py) of BthPS3's messages
+# 10, 11 and 12, each NTSTATUS argument a known value.
+if ETWDUMP:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import etlwrite  # noqa: E402
+    import json  # noqa: E402
+    import shutil  # noqa: E402
+    import struct  # noqa: E402
+    bguid = "e4b27b5e-24d0-369f-a4b5-23228e160bd2"
+    wevs = [{"wpp": 10, "provider": bguid, "pid": 0x1A4, "tid": 0x2B0, "ts": 10, "payload": b""},
+            {"wpp": 12, "provider": bguid, "pid": 0x1A4, "tid": 0x2B0, "ts": 20, "payload": struct.pack("<I", 0)},
+            {"wpp": 11, "provider": bguid, "pid": 0x1A4, "tid": 0x2B0, "ts": 30,
+             "payload": struct.pack("<I", 0xC0000017)}]
+    etl = os.path.join(WORK, "bth_wpp.etl")
+    etlwrite.write_etl(etl, wevs)
+    store = os.path.join(WORK, "store")
+    shutil.rmtree(store, ignore_errors=True)
+    os.makedirs(os.path.join(store, "BthPS3.pdb", "0123456789ABCDEF0123456789ABCDEF1"))
+    shutil.copy(pdb, os.path.join(store, "BthPS3.pdb", "0123456789ABCDEF0123456789ABCDEF1", "BthPS3.pdb"))
+
+    def wpp_json(*opts):
+        r = subprocess.run([ETWDUMP, *opts, etl], capture_output=True, text=True)
+        return r.returncode, [e for e in (json.loads(ln) for ln in r.stdout.splitlines() if ln.strip())
+                              if e.get("provider_guid") == bguid]
+
+    rc_t, by_tmf = wpp_json("--tmf", os.path.join(TMF_DIR, bguid + ".tmf"))
+    rc_p, by_pdb = wpp_json("--tmf", pdb)
+    rc_s, by_store = wpp_json("--symbols", store)
+    rc_v, by_srv = wpp_json("--symbols", "srv*%s*https://msdl.microsoft.com/download/symbols" % store)
+    msgs = [e.get("message", "") for e in by_tmf]
+    check(rc_t == 0 and len(by_tmf) == 3 and all(m for m in msgs), "the .tmf formats the three records: %r" % msgs)
+    check(msgs[1].endswith("[BthPS3_DeviceContextHeaderInit] <-- Exit <status=STATUS_SUCCESS>"),
+          "message 12 as its format says: %r" % msgs[1:2])
+    check(msgs[2].endswith("with status STATUS_NO_MEMORY"), "message 11, NTSTATUS by name: %r" % msgs[2:])
+    check(rc_p == 0 and by_pdb == by_tmf, "--tmf FILE.pdb: the same events as the .tmf")
+    check(rc_s == 0 and by_store == by_tmf, "--symbols STORE: the same events as the .tmf")
+    check(rc_v == 0 and by_srv == by_tmf, "--symbols srv*STORE*URL: the same events as the .tmf")
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

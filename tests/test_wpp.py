@@ -105,7 +105,8 @@ def test_cldflt(tmp):
             check("error" not in e, "no error: %r" % e.get("error"))
             check(e["fields"] == {"a": "0x%x" % a, "b": "0x%x" % b, "status": "0x%08x" % status},
                   "fields %r vs raw %s" % (e["fields"], raw.hex()))
-            want = "%s [CldTest] a=%016X b=%016X status=0x%08X" % (prefix(e, "CldFlt"), a, b, status)
+            want = "%s [CldTest] a=%016X b=%016X status=%s" % (prefix(e, "CldFlt"), a, b,
+                                                                NT.get(status, "0x%08X" % status))
             check(e.get("message") == want, "message %r, expected %r" % (e.get("message"), want))
         # --format text: each WPP record as tracefmt writes it, its message alone
         rc3, out3, err3 = run("--format", "text", "--tmf", tmf, path)
@@ -144,16 +145,19 @@ def parse_tmf_dir(d):
     return msgs
 
 
-NT = {0: "STATUS_SUCCESS", 0xC0000001: "STATUS_UNSUCCESSFUL"}   # the names the branch's table holds
-WIN = {0: "ERROR_SUCCESS", 2: "ERROR_FILE_NOT_FOUND"}
+# Names as MS-ERREF ("Windows Error Codes") lists them; the third sample of
+# each has no name anywhere (shown in hex).
+NT = {0: "STATUS_SUCCESS", 0xC0000001: "STATUS_UNSUCCESSFUL", 0xC0000022: "STATUS_ACCESS_DENIED",
+      0xC01C000F: "STATUS_FLT_DO_NOT_ATTACH"}
+WIN = {0: "ERROR_SUCCESS", 2: "ERROR_FILE_NOT_FOUND", 1234: "ERROR_PORT_UNREACHABLE"}
 
 # (payload bytes, value for integer conversions, its own text, JSON field value)
 def sample(t, lst, ptr, k):
     if t == "ItemNTSTATUS":
-        v = (0xC0000001, 0xC0000022)[k % 2]
+        v = (0xC0000001, 0xC0000022, 0xE0001234)[k % 3]
         return struct.pack("<I", v), v, NT.get(v, "0x%08X" % v), "0x%08x" % v
     if t == "ItemWINERROR":
-        v = (2, 1234)[k % 2]
+        v = (2, 1234, 0xFFFF)[k % 3]
         return struct.pack("<I", v), v, WIN.get(v, "0x%08X" % v), "0x%x" % v  # JSON: Win32 errors in hex
     if t == "ItemPtr":
         v = (0xFFFFBB88B0AA7010 + k) if ptr == 8 else (0x81234560 + k)

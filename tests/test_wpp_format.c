@@ -109,11 +109,12 @@ static void test_pointers_and_status(void) {
         etb_u32(&e.payload, 0x80004005u);
         etb_u32(&e.payload, 0x80070005u);
         etb_u32(&e.payload, 0xC0010017u);
+        /* names as MS-ERREF lists them; 0xC0010017 (NDIS) has none: hex */
         const char *p = ptr == 8 ? "FFFFBB88B0AA7010" : "8123ABCD";
         char want[512];
         snprintf(want, sizeof want,
-                 "p=%s nt=STATUS_SUCCESS,STATUS_UNSUCCESSFUL,0xC0000022 we=ERROR_FILE_NOT_FOUND,0x000004D2 "
-                 "hr=S_OK,E_FAIL,0x80070005 nd=0xC0010017 nt%%=00000000",
+                 "p=%s nt=STATUS_SUCCESS,STATUS_UNSUCCESSFUL,STATUS_ACCESS_DENIED we=ERROR_FILE_NOT_FOUND,"
+                 "ERROR_PORT_UNREACHABLE hr=S_OK,E_FAIL,E_ACCESSDENIED nd=0xC0010017 nt%%=00000000",
                  p);
         expect(s, 11, &e, want);
         etb_event_free(&e);

@@ -216,6 +216,14 @@ etw_status etw_pdb_annotations_mem(const uint8_t *data, size_t size, const etw_p
 etw_status etw_symstore_find(const char *store, const char *pdb_name, const etw_guid *guid, uint32_t age,
                              char *path, size_t n);
 
+/* Each local folder of a store (the syntax above), in order: fn gets the
+ * folder's text (dir, len bytes, not NUL-terminated). A status other than
+ * ETW_E_NOT_FOUND from fn stops the walk and is returned; ETW_E_NOT_FOUND
+ * when every folder was given (or there is none); ETW_E_INVALID_ARG for
+ * NULL arguments. */
+typedef etw_status (*etw_symstore_folder_fn)(void *ctx, const char *dir, size_t len);
+etw_status etw_symstore_folders(const char *store, etw_symstore_folder_fn fn, void *ctx);
+
 #ifdef __cplusplus
 }
 #endif

@@ -142,6 +142,19 @@ etw_status etw_wpp_add_tmf_text(etw_wpp_set *s, const char *text, size_t len, co
  * otherwise (the other files still load). */
 etw_status etw_wpp_add_tmf_path(etw_wpp_set *s, const char *path, uint32_t *added);
 
+/* A PDB file (recognised by its MSF 7.00 magic), given as path or met in a
+ * directory above, gives the TMF messages tracepdb would extract: its
+ * S_ANNOTATION records whose first string is "TMF:" (etw_pdb.h).
+ *
+ * etw_wpp_add_symbol_store: the TMF messages of every PDB in the local
+ * folders of a symbol store (etw_symstore_find's syntax: DIR, srv*DIR*URL,
+ * ...; URLs are never used), each laid out as DIR/name.pdb/<GUID><age>/
+ * name.pdb or flat (folders at most two levels below DIR; other files are
+ * skipped). Each PDB is read again for its annotations only: the cost is
+ * that of the store's DBI and module streams. *added as above; the first
+ * folder or PDB error otherwise (the others still load). */
+etw_status etw_wpp_add_symbol_store(etw_wpp_set *s, const char *store, uint32_t *added);
+
 /* The last error's text ("" when none). */
 const char *etw_wpp_set_error(const etw_wpp_set *s);
 

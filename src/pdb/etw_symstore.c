@@ -94,20 +94,21 @@ static etw_status search_dir(const char *dir, size_t dlen, const char *name, con
     return differs ? search_name(dir, dlen, lower, key, guid, age, path, n) : ETW_E_NOT_FOUND;
 }
 
-etw_status etw_symstore_find(const char *store, const char *pdb_name, const etw_guid *guid, uint32_t age,
-                             char *path, size_t n) {
-    if (!store || !pdb_name || !guid || !path || n == 0) return ETW_E_INVALID_ARG;
-    path[0] = 0;
-    /* the last component of a Windows or POSIX path */
-    const char *name = pdb_name;
-    for (const char *s = pdb_name; *s; s++)
-        if (*s == '/' || *s == '\\' || *s == ':') name = s + 1;
-    if (!*name || strcmp(name, ".") == 0 || strcmp(name, "..") == 0 || strlen(name) > 255) return ETW_E_NOT_FOUND;
-    char key[48];
-    snprintf(key, sizeof key, "%08X%04X%04X%02X%02X%02X%02X%02X%02X%02X%02X%X", (unsigned)guid->data1,
-             (unsigned)guid->data2, (unsigned)guid->data3, guid->data4[0], guid->data4[1], guid->data4[2],
-             guid->data4[3], guid->data4[4], guid->data4[5], guid->data4[6], guid->data4[7], (unsigned)age);
+typedef struct find_ctx {
+    const char *name, *key;
+    const etw_guid *guid;
+    uint32_t age;
+    char *path;
+    size_t n;
+} find_ctx;
 
+static etw_status find_in(void *ctx, const char *dir, size_t len) {
+    const find_ctx *c = ctx;
+    return search_dir(dir, len, c->name, c->key, c->guid, c->age, c->path, c->n);
+}
+
+etw_status etw_symstore_folders(const char *store, etw_symstore_folder_fn fn, void *ctx) {
+    if (!store || !fn) return ETW_E_INVALID_ARG;
     const char *e = store;
     while (*e) {
         const char *end = strchr(e, ';');
@@ -126,7 +127,7 @@ etw_status etw_symstore_find(const char *store, const char *pdb_name, const etw_
                 const char *s3 = memchr(rest, '*', rlen);
                 size_t plen = s3 ? (size_t)(s3 - rest) : rlen;
                 if (plen > 0 && !ieq_prefix(rest, plen, "http://") && !ieq_prefix(rest, plen, "https://")) {
-                    etw_status st = search_dir(rest, plen, name, key, guid, age, path, n);
+                    etw_status st = fn(ctx, rest, plen);
                     if (st != ETW_E_NOT_FOUND) return st;
                 }
                 if (!s3) break;
@@ -134,11 +135,29 @@ etw_status etw_symstore_find(const char *store, const char *pdb_name, const etw_
                 rest = s3 + 1;
             }
         } else if (elen > 0) {
-            etw_status st = search_dir(e, elen, name, key, guid, age, path, n);
+            etw_status st = fn(ctx, e, elen);
             if (st != ETW_E_NOT_FOUND) return st;
         }
         if (!end) break;
         e = end + 1;
     }
     return ETW_E_NOT_FOUND;
+}
+
+etw_status etw_symstore_find(const char *store, const char *pdb_name, const etw_guid *guid, uint32_t age,
+                             char *path, size_t n) {
+    if (!store || !pdb_name || !guid || !path || n == 0) return ETW_E_INVALID_ARG;
+    path[0] = 0;
+    /* the last component of a Windows or POSIX path */
+    const char *name = pdb_name;
+    for (const char *s = pdb_name; *s; s++)
+        if (*s == '/' || *s == '\\' || *s == ':') name = s + 1;
+    if (!*name || strcmp(name, ".") == 0 || strcmp(name, "..") == 0 || strlen(name) > 255) return ETW_E_NOT_FOUND;
+    char key[48];
+    snprintf(key, sizeof key, "%08X%04X%04X%02X%02X%02X%02X%02X%02X%02X%02X%X", (unsigned)guid->data1,
+             (unsigned)guid->data2, (unsigned)guid->data3, guid->data4[0], guid->data4[1], guid->data4[2],
+             guid->data4[3], guid->data4[4], guid->data4[5], guid->data4[6], guid->data4[7], (unsigned)age);
+
+    find_ctx c = {name, key, guid, age, path, n};
+    return etw_symstore_folders(store, find_in, &c);
 }

@@ -15,6 +15,7 @@
 
 #include "../common/etw_alloc.h"
 #include "../common/etw_dir.h"
+#include "etwdecode/etw_pdb.h"
 #include "../schema/etw_cache.h"
 #include "etw_wpp_types.h"
 
@@ -599,7 +600,61 @@ static int looks_like_tmf(const char *t, size_t n) {
     return 0;
 }
 
+/* The first bytes of an MSF 7.00 file (a PDB): LLVM's "The MSF File
+ * Format", the superblock's magic. */
+static const char MSF_MAGIC[] = "Microsoft C/C++ MSF 7.00\r\n\x1a" "DS";
+
+static int is_pdb(const char *path) {
+    char head[sizeof MSF_MAGIC - 1];
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    return n == sizeof head && memcmp(head, MSF_MAGIC, sizeof head) == 0;
+}
+
+typedef struct pdb_ctx {
+    etw_wpp_set *s;
+    const char *path;
+    etw_status first; /* the first annotation that did not parse */
+    char first_err[sizeof ((etw_wpp_set *)0)->err];
+} pdb_ctx;
+
+/* One TMF annotation: its strings are the lines of a one-message TMF text.
+ * A text that breaks the grammar is remembered and the walk goes on. */
+static etw_status on_annotation(void *ctx, const etw_pdb_annotation *a) {
+    pdb_ctx *c = ctx;
+    if (a->kind != ETW_PDB_TMF) return ETW_OK;
+    etw_status st = etw_wpp_add_tmf_text(c->s, a->text, a->text_len, c->path);
+    if (st == ETW_E_NOMEM) return st;
+    if (st != ETW_OK && c->first == ETW_OK) {
+        c->first = st;
+        memcpy(c->first_err, c->s->err, sizeof c->first_err);
+    }
+    return ETW_OK;
+}
+
+/* The TMF annotations of a PDB (tracepdb's source: S_ANNOTATION records
+ * whose first string is "TMF:", etw_pdb.h). */
+static etw_status add_pdb(etw_wpp_set *s, const char *path, uint32_t *added) {
+    pdb_ctx c = {s, path, ETW_OK, ""};
+    const char *reason = NULL;
+    etw_pdb_options opt = {&s->al, &reason};
+    uint32_t before = s->count;
+    etw_status st = etw_pdb_annotations_file(path, &opt, on_annotation, &c);
+    if (added) *added += s->count - before;
+    if (st != ETW_OK) {
+        if (st != ETW_E_NOMEM)
+            snprintf(s->err, sizeof s->err, "%s: %s", path,
+                     reason ? reason : st == ETW_E_IO ? strerror(errno) : etw_strerror(st));
+        return st;
+    }
+    if (c.first != ETW_OK) memcpy(s->err, c.first_err, sizeof s->err);
+    return c.first;
+}
+
 static etw_status add_file(etw_wpp_set *s, const char *path, int in_dir, uint32_t *added) {
+    if (is_pdb(path)) return add_pdb(s, path, added);
     char *buf = NULL;
     size_t n = 0;
     etw_status st = read_file(s, path, &buf, &n);
@@ -647,4 +702,71 @@ etw_status etw_wpp_add_tmf_path(etw_wpp_set *s, const char *path, uint32_t *adde
     if (first != ETW_OK && first != ETW_E_NOMEM) memcpy(s->err, first_err, sizeof s->err);
     else if (first == ETW_OK) s->err[0] = 0;
     return first;
+}
+
+/* Depth of a symbol store's folders: store/name.pdb/<GUID><age>/name.pdb
+ * (Microsoft's symbol store layout, symstore's "two-tier"), and a flat
+ * folder of PDBs at depth 0. */
+#define STORE_DEPTH 2
+
+static etw_status store_walk(etw_wpp_set *s, const char *dir, int depth, uint32_t *added, etw_status *first,
+                             char *first_err) {
+    char **names = NULL;
+    size_t n = 0;
+    etw_status st = etw_dir_list(&s->al, dir, 1, ETW_WPP_MAX_FILES, &names, &n);
+    if (st != ETW_OK) {
+        if (st == ETW_E_NOMEM) return st;
+        if (*first == ETW_OK) {
+            *first = st;
+            snprintf(first_err, sizeof s->err, "%s: %s", dir, st == ETW_E_IO ? strerror(errno) : etw_strerror(st));
+        }
+        return ETW_OK;
+    }
+    for (size_t i = 0; i < n && st == ETW_OK; i++) {
+        struct stat fb;
+        if (stat(names[i], &fb) != 0) continue;
+        if (S_ISDIR(fb.st_mode)) {
+            if (depth < STORE_DEPTH) st = store_walk(s, names[i], depth + 1, added, first, first_err);
+            continue;
+        }
+        if (!S_ISREG(fb.st_mode) || !is_pdb(names[i])) continue;
+        etw_status fs = add_pdb(s, names[i], added);
+        if (fs == ETW_E_NOMEM) st = fs;
+        else if (fs != ETW_OK && *first == ETW_OK) {
+            *first = fs;
+            memcpy(first_err, s->err, sizeof s->err);
+        }
+    }
+    etw_dir_free(&s->al, names, n);
+    return st;
+}
+
+typedef struct store_ctx {
+    etw_wpp_set *s;
+    uint32_t *added;
+    etw_status first;
+    char first_err[sizeof ((etw_wpp_set *)0)->err];
+} store_ctx;
+
+/* One local folder of the store (etw_symstore_folders): ETW_E_NOT_FOUND
+ * goes on to the next. */
+static etw_status store_folder(void *ctx, const char *dir, size_t len) {
+    store_ctx *c = ctx;
+    char path[4096];
+    if (len >= sizeof path) return ETW_E_NOT_FOUND;
+    memcpy(path, dir, len);
+    path[len] = 0;
+    etw_status st = store_walk(c->s, path, 0, c->added, &c->first, c->first_err);
+    return st == ETW_OK ? ETW_E_NOT_FOUND : st;
+}
+
+etw_status etw_wpp_add_symbol_store(etw_wpp_set *s, const char *store, uint32_t *added) {
+    if (!s || !store) return ETW_E_INVALID_ARG;
+    if (added) *added = 0;
+    store_ctx c = {s, added, ETW_OK, ""};
+    etw_status st = etw_symstore_folders(store, store_folder, &c);
+    if (st != ETW_E_NOT_FOUND) return st;
+    if (c.first != ETW_OK) memcpy(s->err, c.first_err, sizeof s->err);
+    else s->err[0] = 0;
+    return c.first;
 }

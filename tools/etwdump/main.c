@@ -70,23 +70,27 @@ void add_windows(const options *o, etw_decoder *dec) {
     if (o->tmf_set) etw_decoder_add_wpp_set(dec, o->tmf_set);
 }
 
-/* Load the --tmf files into one set all decoders share (read-only). A file
- * that breaks the TMF grammar is told and left out; a path that cannot be
- * read stops the run. */
+/* Load the --tmf files (TMF text or PDBs) and the TMF annotations of the
+ * PDBs in the --symbols stores into one set all decoders share
+ * (read-only). A file that breaks the TMF grammar, or a damaged PDB, is
+ * told and left out; a --tmf path that cannot be read stops the run. */
 static int open_tmf(options *o) {
-    if (!o->ntmf) return 1;
+    if (!o->ntmf && !o->nsymbols) return 1;
     if (etw_wpp_set_new(&o->tmf_set, NULL) != ETW_OK) {
         fprintf(stderr, "etwdump: out of memory\n");
         return 0;
     }
-    for (int i = 0; i < o->ntmf; i++) {
-        etw_status st = etw_wpp_add_tmf_path(o->tmf_set, o->tmf[i], NULL);
+    for (int i = 0; i < o->ntmf + o->nsymbols; i++) {
+        int tmf = i < o->ntmf;
+        etw_status st = tmf ? etw_wpp_add_tmf_path(o->tmf_set, o->tmf[i], NULL)
+                            : etw_wpp_add_symbol_store(o->tmf_set, o->symbols[i - o->ntmf], NULL);
         if (st == ETW_OK) continue;
-        if (st == ETW_E_IO || st == ETW_E_NOMEM) {
-            fprintf(stderr, "etwdump: --tmf %s\n", etw_wpp_set_error(o->tmf_set));
+        const char *opt = tmf ? "--tmf" : "--symbols";
+        if (st == ETW_E_NOMEM || (tmf && st == ETW_E_IO)) {
+            fprintf(stderr, "etwdump: %s %s\n", opt, etw_wpp_set_error(o->tmf_set));
             return 0;
         }
-        if (!o->quiet) fprintf(stderr, "etwdump: warning: --tmf %s\n", etw_wpp_set_error(o->tmf_set));
+        if (!o->quiet) fprintf(stderr, "etwdump: warning: %s %s\n", opt, etw_wpp_set_error(o->tmf_set));
     }
     return 1;
 }
