@@ -33,8 +33,32 @@ typedef struct error_rec {
     char *example;
 } error_rec;
 
+/* The records an event kind was counted in last, so that the next event
+ * of the kind finds them without hashing its names again: a slot per
+ * (provider, event) name, checked byte for byte. */
+#define MEMO_SLOTS 256
+#define MEMO_KEY 112
+typedef struct memo_slot {
+    agg *prov, *evt;
+    uint32_t prov_len, event_len;
+    char key[MEMO_KEY]; /* provider, then event */
+} memo_slot;
+
+typedef struct guid_memo {
+    agg *a;
+    uint8_t key[17];
+} guid_memo;
+
+typedef struct pid_memo {
+    proc_rec *p;
+    uint32_t pid;
+} pid_memo;
+
 struct etw_stats {
     etw_allocator alloc;
+    memo_slot memo[MEMO_SLOTS];
+    guid_memo gmemo[16];
+    pid_memo pmemo[256];
     etw_strmap providers; /* agg */
     etw_strmap events;    /* agg, key provider NUL event */
     etw_strmap procs;     /* proc_rec, key pid (4 bytes) */
@@ -312,12 +336,56 @@ etw_status etw_stats_add(etw_stats *st, const etw_event *ev, const etw_label *l)
     return s == ETW_OK ? etw_stats_count_error(st, l) : s;
 }
 
+/* The provider and (provider, event) records of l's names. */
+static etw_status name_aggs(etw_stats *st, const etw_label *l, agg **prov, agg **evt) {
+    size_t pl = l->provider_len, el = l->event_len;
+    memo_slot *m = NULL;
+    if (pl + el <= MEMO_KEY) {
+        /* any spread will do: the slot is checked byte for byte */
+        uint32_t h = (uint32_t)(pl * 31u + el * 131u);
+        if (el) h += (uint32_t)((unsigned char)l->event[0] * 7u + (unsigned char)l->event[el - 1] * 17u + (unsigned char)l->event[el / 2] * 257u);
+        if (pl) h += (unsigned char)l->provider[pl / 2] * 1031u;
+        m = &st->memo[(h ^ (h >> 8)) & (MEMO_SLOTS - 1)];
+        if (m->evt && m->prov_len == pl && m->event_len == el && !memcmp(m->key, l->provider, pl) &&
+            !memcmp(m->key + pl, l->event, el)) {
+            *prov = m->prov;
+            *evt = m->evt;
+            return ETW_OK;
+        }
+    }
+    agg *a = agg_get(&st->providers, l->provider, l->provider_len);
+    if (!a) return ETW_E_NOMEM;
+    /* provider NUL event */
+    etw_text_clear(&st->scratch);
+    etw_text_put(&st->scratch, l->provider, l->provider_len);
+    etw_text_putc(&st->scratch, 0);
+    etw_text_put(&st->scratch, l->event, l->event_len);
+    if (etw_text_status(&st->scratch) != ETW_OK) return ETW_E_NOMEM;
+    agg *e = agg_get(&st->events, st->scratch.data, st->scratch.len);
+    if (!e) return ETW_E_NOMEM;
+    /* the records stay where they are; a key past the bound stays in
+     * "(other)" (the map stays full) */
+    if (m) {
+        m->prov = a;
+        m->evt = e;
+        m->prov_len = (uint32_t)pl;
+        m->event_len = (uint32_t)el;
+        if (pl) memcpy(m->key, l->provider, pl);
+        if (el) memcpy(m->key + pl, l->event, el);
+    }
+    *prov = a;
+    *evt = e;
+    return ETW_OK;
+}
+
 etw_status etw_stats_count(etw_stats *st, const etw_event *ev, const etw_label *l) {
     if (!st || !ev || !l) return ETW_E_INVALID_ARG;
     agg_add(&st->all, ev);
-    agg *a = agg_get(&st->providers, l->provider, l->provider_len);
-    if (!a) return ETW_E_NOMEM;
+    agg *a, *e;
+    etw_status s = name_aggs(st, l, &a, &e);
+    if (s != ETW_OK) return s;
     agg_add(a, ev);
+    agg_add(e, ev);
     /* the header's GUID, kernel records apart (the NT kernel logger's
      * classes share GUIDs with nothing else, but say so) */
     uint8_t gk[17];
@@ -327,19 +395,29 @@ etw_status etw_stats_count(etw_stats *st, const etw_event *ev, const etw_label *
     memcpy(gk + 8, ev->provider.data4, 8);
     gk[16] = ev->form == ETW_FORM_SYSTEM || ev->form == ETW_FORM_COMPACT || ev->form == ETW_FORM_PERFINFO ||
              ev->is_logfile_header;
-    a = etw_strmap_get(&st->guids, gk, sizeof gk, NULL);
+    guid_memo *gm = &st->gmemo[(ev->provider.data1 ^ gk[15] ^ gk[16]) & 15u];
+    if (gm->a && !memcmp(gm->key, gk, sizeof gk)) {
+        a = gm->a;
+    } else {
+        a = etw_strmap_get(&st->guids, gk, sizeof gk, NULL);
+        if (a) {
+            gm->a = a;
+            memcpy(gm->key, gk, sizeof gk);
+        }
+    }
     if (a) agg_add(a, ev);
-    /* provider NUL event */
-    etw_text_clear(&st->scratch);
-    etw_text_put(&st->scratch, l->provider, l->provider_len);
-    etw_text_putc(&st->scratch, 0);
-    etw_text_put(&st->scratch, l->event, l->event_len);
-    if (etw_text_status(&st->scratch) != ETW_OK) return ETW_E_NOMEM;
-    a = agg_get(&st->events, st->scratch.data, st->scratch.len);
-    if (!a) return ETW_E_NOMEM;
-    agg_add(a, ev);
-    uint8_t key[4] = {(uint8_t)l->pid, (uint8_t)(l->pid >> 8), (uint8_t)(l->pid >> 16), (uint8_t)(l->pid >> 24)};
-    proc_rec *p = etw_strmap_get(&st->procs, key, 4, NULL);
+    pid_memo *pm = &st->pmemo[(l->pid >> 2) & 255u];
+    proc_rec *p;
+    if (pm->p && pm->pid == l->pid) {
+        p = pm->p;
+    } else {
+        uint8_t key[4] = {(uint8_t)l->pid, (uint8_t)(l->pid >> 8), (uint8_t)(l->pid >> 16), (uint8_t)(l->pid >> 24)};
+        p = etw_strmap_get(&st->procs, key, 4, NULL);
+        if (p) {
+            pm->p = p;
+            pm->pid = l->pid;
+        }
+    }
     if (p) {
         p->pid = l->pid;
         agg_add(&p->a, ev);
