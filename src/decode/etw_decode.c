@@ -206,8 +206,17 @@ static uint32_t str_len(const uint8_t *p, uint32_t n, unsigned unit, int *found)
         *found = z != NULL;
         return z ? (uint32_t)(z - p) : n;
     }
-    uint32_t end = n & ~1u, i;
-    for (i = 0; i < end; i += 2)
+    uint32_t end = n & ~1u, i = 0;
+    /* four units at a time while none of them is NUL: a 16-bit lane of
+     * the word is zero exactly when both its bytes are, in either byte
+     * order, and (x - 0x0001...) & ~x & 0x8000... is nonzero exactly when
+     * some lane of x is zero */
+    for (; i + 8 <= end; i += 8) {
+        uint64_t x;
+        memcpy(&x, p + i, 8);
+        if ((x - 0x0001000100010001ull) & ~x & 0x8000800080008000ull) break;
+    }
+    for (; i < end; i += 2)
         if ((p[i] | p[i + 1]) == 0) {
             *found = 1;
             return i;
