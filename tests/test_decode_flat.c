@@ -31,8 +31,9 @@ static uint32_t walk(etw_decoder *d, const etw_event *ev, const etw_schema *s, c
     etw_value v;
     int top = -1;
     while (etw_decode_next(&c, &v) == ETW_OK) {
-        if (v.depth != 0) continue;
-        top++; /* the walk of a flat schema gives one value per property, in order */
+        /* one item per top-level property, in order (an array's BEGIN) */
+        if (v.depth != 0 || v.kind == ETW_VALUE_ARRAY_END || v.kind == ETW_VALUE_STRUCT_END) continue;
+        top++;
         if (top < MAX_TOP && v.kind == ETW_VALUE_SCALAR) {
             data[top] = v.data;
             size[top] = v.size;
@@ -185,8 +186,60 @@ static void test_shapes(void) {
     ETW_CHECK_INT(etw_decode_walk_field(&s, &ev, 8, 1, &d, &n), -1);
 }
 
+/* Bits of an earlier integer (no byte) and an array whose count is an
+ * earlier integer: sizes by hand. */
+static void test_bits_and_arrays(void) {
+    etw_property props[4];
+    memset(props, 0, sizeof props);
+    props[0].name = "Count";
+    props[0].in_type = ETW_INTYPE_UINT16;
+    props[1].name = "Low";
+    props[1].in_type = ETW_INTYPE_UINT8;
+    props[1].flags = ETW_PROP_BITS;
+    props[1].count = 0;
+    props[1].length = (uint16_t)(4u << 8 | 0u); /* 4 bits from bit 0 */
+    props[2].name = "Items";
+    props[2].in_type = ETW_INTYPE_UINT32;
+    props[2].flags = ETW_PROP_COUNT_REF;
+    props[2].count = 0;
+    props[3].name = "Tail";
+    props[3].in_type = ETW_INTYPE_UINT8;
+    etw_schema s;
+    memset(&s, 0, sizeof s);
+    s.prop_count = 4;
+    s.top_count = 4;
+    s.props = props;
+    s.pointer_size = 8;
+    /* Count 2, Items 2 x 4 bytes, Tail, then 2 bytes no field takes */
+    uint8_t p[] = {2, 0, 1, 0, 0, 0, 2, 0, 0, 0, 9, 0xAA, 0xBB};
+    etw_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.user_data = p;
+    ev.user_data_len = sizeof p;
+    ev.pointer_size = 8;
+    uint32_t tr = 99;
+    ETW_CHECK_INT(etw_decode_walk_trailing(&s, &ev, 8, &tr), 1);
+    ETW_CHECK_INT(tr, 2);
+    const uint8_t *d;
+    uint32_t n;
+    ETW_CHECK_INT(etw_decode_walk_field(&s, &ev, 8, 3, &d, &n), 1);
+    ETW_CHECK(d == p + 10);
+    ETW_CHECK_INT(n, 1);
+    ETW_CHECK_INT(etw_decode_walk_field(&s, &ev, 8, 1, &d, &n), -1); /* a bit field: the walk */
+    ETW_CHECK_INT(etw_decode_walk_field(&s, &ev, 8, 2, &d, &n), -1); /* an array: the walk */
+    /* a count the payload cannot hold: the array takes the rest */
+    p[0] = 200;
+    ETW_CHECK_INT(etw_decode_walk_trailing(&s, &ev, 8, &tr), 1);
+    ETW_CHECK_INT(tr, 0);
+    ETW_CHECK_INT(etw_decode_walk_field(&s, &ev, 8, 3, &d, &n), 0);
+    /* the count after the array: the walk */
+    props[2].count = 3;
+    ETW_CHECK_INT(etw_decode_walk_trailing(&s, &ev, 8, &tr), 0);
+}
+
 int main(void) {
     ETW_RUN(test_shapes);
+    ETW_RUN(test_bits_and_arrays);
     ETW_RUN(test_every_trace);
     return ETW_TEST_DONE();
 }

@@ -829,10 +829,56 @@ static uint32_t scalar_bytes(const etw_property *p, const uint8_t *d, uint32_t r
     return rest < size ? TAKES_REST : size;
 }
 
+/* The fixed size of an array element of in-type in (0: not fixed). */
+static uint32_t elem_size(uint16_t in, uint8_t ptr) {
+    switch (in) {
+    case ETW_INTYPE_INT8:
+    case ETW_INTYPE_UINT8:
+    case ETW_INTYPE_ANSICHAR: return 1;
+    case ETW_INTYPE_INT16:
+    case ETW_INTYPE_UINT16:
+    case ETW_INTYPE_UNICODECHAR: return 2;
+    case ETW_INTYPE_INT32:
+    case ETW_INTYPE_UINT32:
+    case ETW_INTYPE_HEXINT32:
+    case ETW_INTYPE_BOOLEAN:
+    case ETW_INTYPE_FLOAT: return 4;
+    case ETW_INTYPE_INT64:
+    case ETW_INTYPE_UINT64:
+    case ETW_INTYPE_HEXINT64:
+    case ETW_INTYPE_DOUBLE:
+    case ETW_INTYPE_FILETIME: return 8;
+    case ETW_INTYPE_POINTER:
+    case ETW_INTYPE_SIZET: return ptr;
+    case ETW_INTYPE_GUID:
+    case ETW_INTYPE_SYSTEMTIME: return 16;
+    default: return 0;
+    }
+}
+
+/* References the flat walk keeps (the integers an array's count names). */
+#define FLAT_REFS 64
+
+/* Whether top-level property i of s is one the flat walk handles: a
+ * scalar (a bit field of an earlier integer too), or an array of
+ * fixed-size scalars whose count is literal, in the data or an earlier
+ * integer's (among the first FLAT_REFS). */
+static int flat_prop(const etw_schema *s, uint32_t i) {
+    const etw_property *p = &s->props[i];
+    if (p->flags & (ETW_PROP_LENGTH_REF | ETW_PROP_STRUCT)) return 0;
+    if (!(p->flags & ETW_PROP_ARRAY_MASK)) return 1;
+    if (p->flags & (ETW_PROP_BITS | ETW_PROP_CUSTOM_SIZED) || !elem_size(p->in_type, 8)) return 0;
+    if (p->flags & ETW_PROP_COUNT_IN_DATA) return 1;
+    if (p->flags & ETW_PROP_COUNT_REF)
+        return p->count < i && p->count < FLAT_REFS && !(s->props[p->count].flags & (ETW_PROP_BITS | ETW_PROP_ARRAY_MASK | ETW_PROP_STRUCT));
+    return 1;
+}
+
 /* The flat walk of ev's top-level properties up to `stop` (count: all):
  * 1 and the position *pos where property `stop` starts (the payload's end
- * for all, or where the walk stopped), *at_stop whether the walk reached
- * it as a value; 0 when a property needs the walk. */
+ * for all, or where the walk stopped), *reached whether the walk reached
+ * it as a value, *take_out its bytes; 0 when a property needs the walk.
+ * What it does at each property is what property() and next_item() do. */
 static int flat_walk(const etw_schema *s, const etw_event *ev, size_t refs_len, uint32_t stop, uint32_t *pos_out,
                      uint32_t *take_out, int *reached) {
     /* where etw_decode_begin refuses, the walk leaves nothing */
@@ -844,10 +890,11 @@ static int flat_walk(const etw_schema *s, const etw_event *ev, size_t refs_len, 
     uint32_t zero_max = size > UINT32_MAX - ETW_ZERO_ITEMS_BASE ? UINT32_MAX : ETW_ZERO_ITEMS_BASE + size;
     uint32_t count = s->top_count < s->prop_count ? s->top_count : s->prop_count;
     uint32_t pos = 0, zero = 0;
+    uint64_t refs[FLAT_REFS];
     /* first, whether the walk would need what only it has */
     for (uint32_t i = 0; i < count; i++)
-        if (s->props[i].flags & (ETW_PROP_BITS | ETW_PROP_LENGTH_REF | ETW_PROP_STRUCT | ETW_PROP_ARRAY_MASK))
-            return 0;
+        if (!flat_prop(s, i)) return 0;
+    for (uint32_t i = 0; i < count && i < FLAT_REFS; i++) refs[i] = 0;
     *reached = 0;
     for (uint32_t i = 0; i < count; i++) {
         const etw_property *p = &s->props[i];
@@ -856,7 +903,45 @@ static int flat_walk(const etw_schema *s, const etw_event *ev, size_t refs_len, 
             pos = size; /* the rest as one value: no more properties */
             break;
         }
-        uint32_t take = scalar_bytes(p, data + pos, size - pos, ptr);
+        uint32_t rest = size - pos;
+        if (p->flags & ETW_PROP_ARRAY_MASK) {
+            if (i == stop) return 0; /* no scalar: the walk */
+            uint64_t n;
+            uint32_t k = elem_size(p->in_type, ptr);
+            int moved = 0;
+            if (p->flags & ETW_PROP_COUNT_IN_DATA) {
+                if (rest < 2) {
+                    pos = size;
+                    break;
+                }
+                n = etw_le16(data + pos);
+                pos += 2;
+                rest -= 2;
+                moved = 1;
+            } else if (p->flags & ETW_PROP_COUNT_REF) {
+                n = refs[p->count];
+            } else {
+                n = p->count;
+            }
+            if (n > UINT32_MAX) n = UINT32_MAX;
+            if (n > ETW_ARRAY_CAP && n > rest) n = rest > ETW_ARRAY_CAP ? rest : ETW_ARRAY_CAP;
+            if (!moved) zero++; /* the ARRAY_BEGIN item took no byte */
+            if (!n) continue;
+            if (zero >= zero_max || n * k > rest) {
+                pos = size; /* an element takes the rest */
+                break;
+            }
+            pos += (uint32_t)(n * k);
+            continue;
+        }
+        uint32_t take;
+        if (p->flags & ETW_PROP_BITS) {
+            unsigned shift = p->length & 0xFFu, width = p->length >> 8;
+            /* no byte; its value is never a count here (flat_prop) */
+            take = width < 1 || width > 8 || shift + width > 64 || p->count >= i ? TAKES_REST : 0;
+        } else {
+            take = scalar_bytes(p, data + pos, rest, ptr);
+        }
         if (take == NOT_FLAT) return 0;
         if (take == TAKES_REST) {
             pos = size;
@@ -866,6 +951,11 @@ static int flat_walk(const etw_schema *s, const etw_event *ev, size_t refs_len, 
             *reached = 1;
             *take_out = take;
             break;
+        }
+        if (i < FLAT_REFS && !(p->flags & ETW_PROP_BITS)) {
+            /* an integer's value, as fixed_int() and the pointer case keep it */
+            if (is_integer(p->in_type) && !(p->flags & ETW_PROP_CUSTOM_SIZED) && take && take <= 8)
+                refs[i] = load_n(data + pos, take);
         }
         if (!take) zero++;
         pos += take;
@@ -891,7 +981,7 @@ int etw_decode_walk_field(const etw_schema *s, const etw_event *ev, size_t refs_
     /* the value's bytes are the property's for integers; a NUL-terminated
      * string's, without the NUL */
     int str = in == ETW_INTYPE_ANSISTRING || in == ETW_INTYPE_UNICODESTRING;
-    if (f & (ETW_PROP_CUSTOM_SIZED | ETW_PROP_LENGTH_FIXED)) return -1;
+    if (f & (ETW_PROP_CUSTOM_SIZED | ETW_PROP_LENGTH_FIXED | ETW_PROP_BITS | ETW_PROP_ARRAY_MASK)) return -1;
     if (!str && !is_integer(in)) return -1;
     uint32_t pos, take = 0;
     int reached;
