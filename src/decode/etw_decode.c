@@ -892,9 +892,15 @@ static int flat_walk(const etw_schema *s, const etw_event *ev, size_t refs_len, 
     uint32_t pos = 0, zero = 0;
     uint64_t refs[FLAT_REFS];
     /* first, whether the walk would need what only it has */
-    for (uint32_t i = 0; i < count; i++)
+    int need_refs = 0; /* an array counted by an earlier integer */
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t f = s->props[i].flags;
+        if (!(f & (ETW_PROP_LENGTH_REF | ETW_PROP_STRUCT | ETW_PROP_ARRAY_MASK))) continue; /* a scalar */
         if (!flat_prop(s, i)) return 0;
-    for (uint32_t i = 0; i < count && i < FLAT_REFS; i++) refs[i] = 0;
+        if (f & ETW_PROP_COUNT_REF) need_refs = 1;
+    }
+    if (need_refs)
+        for (uint32_t i = 0; i < count && i < FLAT_REFS; i++) refs[i] = 0;
     *reached = 0;
     for (uint32_t i = 0; i < count; i++) {
         const etw_property *p = &s->props[i];
@@ -952,7 +958,7 @@ static int flat_walk(const etw_schema *s, const etw_event *ev, size_t refs_len, 
             *take_out = take;
             break;
         }
-        if (i < FLAT_REFS && !(p->flags & ETW_PROP_BITS)) {
+        if (need_refs && i < FLAT_REFS && !(p->flags & ETW_PROP_BITS)) {
             /* an integer's value, as fixed_int() and the pointer case keep it */
             if (is_integer(p->in_type) && !(p->flags & ETW_PROP_CUSTOM_SIZED) && take && take <= 8)
                 refs[i] = load_n(data + pos, take);
