@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""CPU of `etwdump --stats` against the summary of a peer, snail-tool-etl.
+r"""CPU of `etwdump --stats` against the summary of a peer, snail-tool-etl.
 
 Usage:
     python3 bench/stats_vs_snail.py --snail /work/peers/snail/build/snail-tool-etl \
@@ -91,10 +91,20 @@ peer's cmake/compile_options.cmake (C++23):
     target_link_libraries(snail_tool_etl PRIVATE compile_options etl utf8cpp::utf8cpp)
     set_target_properties(snail_tool_etl PROPERTIES OUTPUT_NAME "snail-tool-etl")
 
+libc++ 16 has std::format only behind -fexperimental-library and no
+std::formatter for std::chrono::time_point (libc++ 17 has), which
+tools/etl_file.cpp uses for the two header times it prints first; print
+those as their tick counts instead (the only change to the peer's source;
+nothing its --summary counts depends on it):
+
+    sed -i '456,457s/file\.header()\.\(start_time\|end_time\))/file.header().\1.time_since_epoch().count())/' \
+        /work/peers/snail/src/tools/etl_file.cpp
+
 and then
 
     cd /work/peers/snail
-    CC=clang-16 CXX=clang++-16 CXXFLAGS=-stdlib=libc++ LDFLAGS=-stdlib=libc++ \
+    CC=clang-16 CXX=clang++-16 CXXFLAGS='-stdlib=libc++ -fexperimental-library' \
+        LDFLAGS='-stdlib=libc++ -fexperimental-library' \
         cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
     cmake --build build -j2 --target snail_tool_etl
 
