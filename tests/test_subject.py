@@ -17,7 +17,10 @@ one written into the trace. Decoded with -m tests/data/kernel-network.man
 with -j 2: "pid" is the payload's, "process" its image name, "tid" -1 when
 the header's thread belongs to another process, and --pid 2716 / --process
 svchost.exe select exactly that process's events (--exclude-pid the others).
-Prints "N passed, N failed".
+--stats names 2716 and 1234 by those rundowns (no kernel Process event in
+the trace), and a trace of the ProcessStart event of net.4.5.2.x64.etl (as
+recorded: its layout and values checked against PerfView's baseline) names
+process 3676 Test.x64.exe. Prints "N passed, N failed".
 """
 import json
 import os
@@ -161,6 +164,49 @@ if rc == 0:
     procs = {p["pid"]: p["count"] for p in json.loads(out).get("processes", [])}
     check(procs.get(2716) == len(MINE) and procs.get(1234) == 1,
           "--stats: %d events under 2716, 1 under 1234: %r" % (len(MINE), procs))
+
+# --stats names the processes by the Kernel-Process events alone (the trace
+# has no kernel Process events): the file name of the rundowns' ImageName
+for jobs in ("1", "2"):
+    rc, out, err = run("-m", MAN, "--stats", "--format", "json", "-j", jobs, path)
+    images = {p["pid"]: p["image"] for p in json.loads(out).get("processes", [])} if rc == 0 else {}
+    check(images.get(2716) == "svchost.exe" and images.get(1234) == "other.exe",
+          "--stats -j %s: 2716 svchost.exe, 1234 other.exe: %r" % (jobs, images))
+    rc, out, err = run("-m", MAN, "--stats", "-j", jobs, path)
+    check(rc == 0 and " 2716 svchost.exe\n" in out and " 1234 other.exe\n" in out,
+          "--stats -j %s (text): the images: %s" % (jobs, out))
+
+# ProcessStart: the one of net.4.5.2.x64.etl, its header and payload as
+# recorded, in a trace of its own with an event of the process it starts.
+# PerfView's baseline of that trace shows the same event as ProcessID=3,676,
+# ImageName=\Device\Mup\clrmain\... and names the process Test.x64.exe
+# (its ProcessStop's ImageName).
+rc, out, err = run("--raw", "-j", "1", "--provider", "Microsoft-Windows-Kernel-Process", "--event", "ProcessStart*",
+                   os.path.join(DATA, "net.4.5.2.x64.etl"))
+start = json.loads(out.splitlines()[0]) if rc == 0 and out else {}
+raw = bytes.fromhex(start.get("raw", ""))
+check(start.get("id") == 1 and start.get("version") == 1 and len(raw) == 182,
+      "net.4.5.2.x64.etl: ProcessStart v1, 182 bytes: %r" % {k: start.get(k) for k in ("id", "version")})
+if len(raw) == 182:
+    # ProcessStartArgs_V1: ProcessID u32, CreateTime FILETIME, ParentProcessID u32, SessionID u32,
+    # Flags u32, ImageName UTF-16 (NUL-terminated)
+    started, parent, session = struct.unpack_from("<I", raw, 0)[0], struct.unpack_from("<I", raw, 12)[0], \
+        struct.unpack_from("<I", raw, 16)[0]
+    image = raw[24:].decode("utf-16-le").rstrip("\0")
+    check((started, parent, session) == (3676, 3508, 1), "ProcessStart: %r" % ((started, parent, session),))
+    check(image.startswith("\\Device\\Mup\\clrmain\\") and image.endswith("\\Test.x64.exe"),
+          "ProcessStart: ImageName %r" % image)
+    kp_start = dict(provider=KPROC, id=1, version=1, task=1, opcode=1, level=4, channel=16,
+                    keywords=int(start["keywords"], 16), pid=parent, tid=start["tid"], ts=10, payload=raw)
+    path2 = os.path.join(tmp, "kstart.etl")
+    etlwrite.write_etl(path2, [kp_start,
+                               dict(provider=UNKNOWN, id=1, pid=started, tid=3680, ts=20, payload=b"\1\2"),
+                               dict(provider=UNKNOWN, id=1, pid=started, tid=3680, ts=30, payload=b"\3")])
+    for jobs in ("1", "2"):
+        rc, out, err = run("-m", MAN, "--stats", "--format", "json", "-j", jobs, path2)
+        procs = {p["pid"]: (p["image"], p["count"]) for p in json.loads(out).get("processes", [])} if rc == 0 else {}
+        check(procs.get(started) == ("Test.x64.exe", 2) and procs.get(parent) == (None, 1),
+              "--stats -j %s: 3676 Test.x64.exe (2 events), 3508 unnamed: %r" % (jobs, procs))
 
 for name in os.listdir(tmp):
     os.unlink(os.path.join(tmp, name))

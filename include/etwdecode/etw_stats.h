@@ -16,8 +16,12 @@
  *     and last time, bytes of user data;
  *   - events by process id, with the image name when the trace has
  *     Process/Start, Process/DCStart, Process/End or Process/DCEnd events
- *     (their ImageFileName field, and ProcessId for the id) - those are
- *     read from every event passed to etw_stats_observe, selected or not;
+ *     (their ImageFileName field, and ProcessId for the id) or
+ *     Microsoft-Windows-Kernel-Process ProcessStart (1) or ProcessRundown
+ *     (15) events (the file name of their ImageName, ProcessID for the
+ *     id) - those are read from every event passed to etw_stats_observe,
+ *     selected or not, straight from the payload where the properties
+ *     before the two are flat scalars;
  *   - decode errors by kind: the text of the event's "error" before its
  *     first ':' ("no schema", ...), with the first full message as example;
  *   - the time range and the event count.

@@ -206,8 +206,17 @@ static uint32_t str_len(const uint8_t *p, uint32_t n, unsigned unit, int *found)
         *found = z != NULL;
         return z ? (uint32_t)(z - p) : n;
     }
-    uint32_t end = n & ~1u, i;
-    for (i = 0; i < end; i += 2)
+    uint32_t end = n & ~1u, i = 0;
+    /* four units at a time while none of them is NUL: a 16-bit lane of
+     * the word is zero exactly when both its bytes are, in either byte
+     * order, and (x - 0x0001...) & ~x & 0x8000... is nonzero exactly when
+     * some lane of x is zero */
+    for (; i + 8 <= end; i += 8) {
+        uint64_t x;
+        memcpy(&x, p + i, 8);
+        if ((x - 0x0001000100010001ull) & ~x & 0x8000800080008000ull) break;
+    }
+    for (; i < end; i += 2)
         if ((p[i] | p[i + 1]) == 0) {
             *found = 1;
             return i;
@@ -728,4 +737,268 @@ int etw_decode_walk_u32(const etw_schema *s, const etw_event *ev, uint16_t index
         }
     }
     return 0;
+}
+
+/* Bytes scalar() takes for property p at d[0..rest): 0..rest, or
+ * UINT32_MAX when it takes the rest (take_rest: the walk ends there), or
+ * UINT32_MAX - 1 when the size depends on more than the payload. The
+ * cases and their order are scalar()'s. */
+#define TAKES_REST UINT32_MAX
+#define NOT_FLAT (UINT32_MAX - 1)
+static uint32_t scalar_bytes(const etw_property *p, const uint8_t *d, uint32_t rest, uint8_t ptr) {
+    uint32_t size, n;
+    int found;
+    if (p->flags & (ETW_PROP_BITS | ETW_PROP_LENGTH_REF | ETW_PROP_STRUCT | ETW_PROP_ARRAY_MASK)) return NOT_FLAT;
+    if (p->flags & ETW_PROP_CUSTOM_SIZED) {
+        if (rest < 2) return TAKES_REST;
+        n = etw_le16(d);
+        return n > rest - 2 ? TAKES_REST : 2 + n;
+    }
+    switch (p->in_type) {
+    case ETW_INTYPE_INT8:
+    case ETW_INTYPE_UINT8:
+    case ETW_INTYPE_ANSICHAR: size = 1; break;
+    case ETW_INTYPE_INT16:
+    case ETW_INTYPE_UINT16:
+    case ETW_INTYPE_UNICODECHAR: size = 2; break;
+    case ETW_INTYPE_INT32:
+    case ETW_INTYPE_UINT32:
+    case ETW_INTYPE_HEXINT32:
+    case ETW_INTYPE_BOOLEAN:
+    case ETW_INTYPE_FLOAT: size = 4; break;
+    case ETW_INTYPE_INT64:
+    case ETW_INTYPE_UINT64:
+    case ETW_INTYPE_HEXINT64:
+    case ETW_INTYPE_DOUBLE:
+    case ETW_INTYPE_FILETIME: size = 8; break;
+    case ETW_INTYPE_POINTER:
+    case ETW_INTYPE_SIZET: size = ptr; break;
+    case ETW_INTYPE_GUID:
+    case ETW_INTYPE_SYSTEMTIME: size = 16; break;
+    case ETW_INTYPE_UNICODESTRING:
+    case ETW_INTYPE_ANSISTRING: {
+        unsigned unit = p->in_type == ETW_INTYPE_UNICODESTRING ? 2 : 1;
+        if (p->flags & ETW_PROP_LENGTH_FIXED) {
+            if (p->length > rest / unit) return TAKES_REST;
+            return (uint32_t)p->length * unit;
+        }
+        size = str_len(d, rest, unit, &found);
+        return found ? size + unit : rest;
+    }
+    case ETW_INTYPE_BINARY:
+        if (p->flags & ETW_PROP_LENGTH_TO_END) return rest;
+        if (p->flags & ETW_PROP_LENGTH_FIXED) size = p->length;
+        else if (p->out_type == ETW_OUTTYPE_IPV6) size = 16;
+        else return TAKES_REST;
+        break;
+    case ETW_INTYPE_MANIFEST_COUNTEDSTRING:
+    case ETW_INTYPE_MANIFEST_COUNTEDANSISTRING:
+    case ETW_INTYPE_COUNTEDSTRING:
+    case ETW_INTYPE_COUNTEDANSISTRING:
+    case ETW_INTYPE_REVERSEDCOUNTEDSTRING:
+    case ETW_INTYPE_REVERSEDCOUNTEDANSISTRING:
+    case ETW_INTYPE_MANIFEST_COUNTEDBINARY:
+        if (rest < 2) return TAKES_REST;
+        n = p->in_type == ETW_INTYPE_REVERSEDCOUNTEDSTRING || p->in_type == ETW_INTYPE_REVERSEDCOUNTEDANSISTRING
+                ? etw_be16(d)
+                : etw_le16(d);
+        return n > rest - 2 ? TAKES_REST : 2 + n;
+    case ETW_INTYPE_NONNULLTERMINATEDSTRING:
+    case ETW_INTYPE_NONNULLTERMINATEDANSISTRING: return rest;
+    case ETW_INTYPE_HEXDUMP:
+        if (rest < 4) return TAKES_REST;
+        n = etw_le32(d);
+        return n > rest - 4 ? TAKES_REST : 4 + n;
+    case ETW_INTYPE_SID:
+        if (rest < 8 || d[1] > 15) return TAKES_REST;
+        size = 8 + 4u * d[1];
+        break;
+    case ETW_INTYPE_WBEMSID: {
+        uint32_t off = 2u * ptr;
+        if (rest < 4) return TAKES_REST;
+        if (etw_le32(d) == 0) {
+            size = 4;
+            break;
+        }
+        if (rest < off + 8 || d[off + 1] > 15) return TAKES_REST;
+        size = off + 8 + 4u * d[off + 1];
+        break;
+    }
+    default: return NOT_FLAT; /* NULL (zero bytes, counted) and unknown in-types: the walk */
+    }
+    return rest < size ? TAKES_REST : size;
+}
+
+/* The fixed size of an array element of in-type in (0: not fixed). */
+static uint32_t elem_size(uint16_t in, uint8_t ptr) {
+    switch (in) {
+    case ETW_INTYPE_INT8:
+    case ETW_INTYPE_UINT8:
+    case ETW_INTYPE_ANSICHAR: return 1;
+    case ETW_INTYPE_INT16:
+    case ETW_INTYPE_UINT16:
+    case ETW_INTYPE_UNICODECHAR: return 2;
+    case ETW_INTYPE_INT32:
+    case ETW_INTYPE_UINT32:
+    case ETW_INTYPE_HEXINT32:
+    case ETW_INTYPE_BOOLEAN:
+    case ETW_INTYPE_FLOAT: return 4;
+    case ETW_INTYPE_INT64:
+    case ETW_INTYPE_UINT64:
+    case ETW_INTYPE_HEXINT64:
+    case ETW_INTYPE_DOUBLE:
+    case ETW_INTYPE_FILETIME: return 8;
+    case ETW_INTYPE_POINTER:
+    case ETW_INTYPE_SIZET: return ptr;
+    case ETW_INTYPE_GUID:
+    case ETW_INTYPE_SYSTEMTIME: return 16;
+    default: return 0;
+    }
+}
+
+/* References the flat walk keeps (the integers an array's count names). */
+#define FLAT_REFS 64
+
+/* Whether top-level property i of s is one the flat walk handles: a
+ * scalar (a bit field of an earlier integer too), or an array of
+ * fixed-size scalars whose count is literal, in the data or an earlier
+ * integer's (among the first FLAT_REFS). */
+static int flat_prop(const etw_schema *s, uint32_t i) {
+    const etw_property *p = &s->props[i];
+    if (p->flags & (ETW_PROP_LENGTH_REF | ETW_PROP_STRUCT)) return 0;
+    if (!(p->flags & ETW_PROP_ARRAY_MASK)) return 1;
+    if (p->flags & (ETW_PROP_BITS | ETW_PROP_CUSTOM_SIZED) || !elem_size(p->in_type, 8)) return 0;
+    if (p->flags & ETW_PROP_COUNT_IN_DATA) return 1;
+    if (p->flags & ETW_PROP_COUNT_REF)
+        return p->count < i && p->count < FLAT_REFS && !(s->props[p->count].flags & (ETW_PROP_BITS | ETW_PROP_ARRAY_MASK | ETW_PROP_STRUCT));
+    return 1;
+}
+
+/* The flat walk of ev's top-level properties up to `stop` (count: all):
+ * 1 and the position *pos where property `stop` starts (the payload's end
+ * for all, or where the walk stopped), *reached whether the walk reached
+ * it as a value, *take_out its bytes; 0 when a property needs the walk.
+ * What it does at each property is what property() and next_item() do. */
+static int flat_walk(const etw_schema *s, const etw_event *ev, size_t refs_len, uint32_t stop, uint32_t *pos_out,
+                     uint32_t *take_out, int *reached) {
+    /* where etw_decode_begin refuses, the walk leaves nothing */
+    if ((s->prop_count && (!s->props || refs_len < s->prop_count)) || (!ev->user_data && ev->user_data_len))
+        return 0;
+    const uint8_t *data = ev->user_data ? ev->user_data : empty_payload;
+    uint32_t size = ev->user_data ? ev->user_data_len : 0;
+    uint8_t ptr = ev->pointer_size == 4 || ev->pointer_size == 8 ? ev->pointer_size : s->pointer_size == 4 ? 4 : 8;
+    uint32_t zero_max = size > UINT32_MAX - ETW_ZERO_ITEMS_BASE ? UINT32_MAX : ETW_ZERO_ITEMS_BASE + size;
+    uint32_t count = s->top_count < s->prop_count ? s->top_count : s->prop_count;
+    uint32_t pos = 0, zero = 0;
+    uint64_t refs[FLAT_REFS];
+    /* first, whether the walk would need what only it has */
+    int need_refs = 0; /* an array counted by an earlier integer */
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t f = s->props[i].flags;
+        if (!(f & (ETW_PROP_LENGTH_REF | ETW_PROP_STRUCT | ETW_PROP_ARRAY_MASK))) continue; /* a scalar */
+        if (!flat_prop(s, i)) return 0;
+        if (f & ETW_PROP_COUNT_REF) need_refs = 1;
+    }
+    if (need_refs)
+        for (uint32_t i = 0; i < count && i < FLAT_REFS; i++) refs[i] = 0;
+    *reached = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        const etw_property *p = &s->props[i];
+        if (pos == size && (p->flags & ETW_PROP_OPTIONAL)) break;
+        if (zero >= zero_max) {
+            pos = size; /* the rest as one value: no more properties */
+            break;
+        }
+        uint32_t rest = size - pos;
+        if (p->flags & ETW_PROP_ARRAY_MASK) {
+            if (i == stop) return 0; /* no scalar: the walk */
+            uint64_t n;
+            uint32_t k = elem_size(p->in_type, ptr);
+            int moved = 0;
+            if (p->flags & ETW_PROP_COUNT_IN_DATA) {
+                if (rest < 2) {
+                    pos = size;
+                    break;
+                }
+                n = etw_le16(data + pos);
+                pos += 2;
+                rest -= 2;
+                moved = 1;
+            } else if (p->flags & ETW_PROP_COUNT_REF) {
+                n = refs[p->count];
+            } else {
+                n = p->count;
+            }
+            if (n > UINT32_MAX) n = UINT32_MAX;
+            if (n > ETW_ARRAY_CAP && n > rest) n = rest > ETW_ARRAY_CAP ? rest : ETW_ARRAY_CAP;
+            if (!moved) zero++; /* the ARRAY_BEGIN item took no byte */
+            if (!n) continue;
+            if (zero >= zero_max || n * k > rest) {
+                pos = size; /* an element takes the rest */
+                break;
+            }
+            pos += (uint32_t)(n * k);
+            continue;
+        }
+        uint32_t take;
+        if (p->flags & ETW_PROP_BITS) {
+            unsigned shift = p->length & 0xFFu, width = p->length >> 8;
+            /* no byte; its value is never a count here (flat_prop) */
+            take = width < 1 || width > 8 || shift + width > 64 || p->count >= i ? TAKES_REST : 0;
+        } else {
+            take = scalar_bytes(p, data + pos, rest, ptr);
+        }
+        if (take == NOT_FLAT) return 0;
+        if (take == TAKES_REST) {
+            pos = size;
+            break;
+        }
+        if (i == stop) {
+            *reached = 1;
+            *take_out = take;
+            break;
+        }
+        if (need_refs && i < FLAT_REFS && !(p->flags & ETW_PROP_BITS)) {
+            /* an integer's value, as fixed_int() and the pointer case keep it */
+            if (is_integer(p->in_type) && !(p->flags & ETW_PROP_CUSTOM_SIZED) && take && take <= 8)
+                refs[i] = load_n(data + pos, take);
+        }
+        if (!take) zero++;
+        pos += take;
+    }
+    *pos_out = pos;
+    return 1;
+}
+
+int etw_decode_walk_trailing(const etw_schema *s, const etw_event *ev, size_t refs_len, uint32_t *trailing) {
+    if (!s || !ev || !trailing) return 0;
+    uint32_t pos, take = 0;
+    int reached;
+    if (!flat_walk(s, ev, refs_len, UINT32_MAX, &pos, &take, &reached)) return 0;
+    *trailing = (ev->user_data ? ev->user_data_len : 0) - pos;
+    return 1;
+}
+
+int etw_decode_walk_field(const etw_schema *s, const etw_event *ev, size_t refs_len, uint16_t index,
+                          const uint8_t **data, uint32_t *size) {
+    if (!s || !ev || !data || !size || index >= s->top_count || index >= s->prop_count) return -1;
+    uint16_t in = s->props[index].in_type;
+    uint32_t f = s->props[index].flags;
+    /* the value's bytes are the property's for integers; a NUL-terminated
+     * string's, without the NUL */
+    int str = in == ETW_INTYPE_ANSISTRING || in == ETW_INTYPE_UNICODESTRING;
+    if (f & (ETW_PROP_CUSTOM_SIZED | ETW_PROP_LENGTH_FIXED | ETW_PROP_BITS | ETW_PROP_ARRAY_MASK)) return -1;
+    if (!str && !is_integer(in)) return -1;
+    uint32_t pos, take = 0;
+    int reached;
+    if (!flat_walk(s, ev, refs_len, index, &pos, &take, &reached)) return -1;
+    if (!reached) return 0;
+    *data = (ev->user_data ? ev->user_data : empty_payload) + pos;
+    if (str) {
+        int found;
+        *size = str_len(*data, take, in == ETW_INTYPE_UNICODESTRING ? 2 : 1, &found);
+    } else {
+        *size = take;
+    }
+    return 1;
 }

@@ -19,4 +19,24 @@
  * the payload does not reach it. */
 int etw_decode_walk_u32(const etw_schema *s, const etw_event *ev, uint16_t index, int size4, uint32_t *v);
 
+/* The payload bytes a whole decode of ev leaves after the last property
+ * (etw_decode_remaining once etw_decode_next has returned ETW_END), found
+ * without making the values: 1 and *trailing when every top-level
+ * property is a scalar whose size the payload alone gives (no struct or
+ * length reference; bit fields of earlier integers and arrays of
+ * fixed-size scalars counted by a literal, the data or an earlier integer
+ * are fine) and refs_len holds the schema's references, else 0 (walk it
+ * with etw_decode_next). The same number as the walk, byte for byte, for
+ * any payload. */
+int etw_decode_walk_trailing(const etw_schema *s, const etw_event *ev, size_t refs_len, uint32_t *trailing);
+
+/* Top-level property `index` of ev's payload as etw_decode_next gives it,
+ * read directly when the properties up to it are flat (as above) and it
+ * is an integer (not a bit field or array) or a NUL-terminated string
+ * (ANSI, UTF-16) with no fixed length: 1 and its bytes (*data, *size: a string without its NUL),
+ * 0 when the walk gives it no value (the payload ends first), -1 when
+ * only the walk can tell. */
+int etw_decode_walk_field(const etw_schema *s, const etw_event *ev, size_t refs_len, uint16_t index,
+                          const uint8_t **data, uint32_t *size);
+
 #endif

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "../common/etw_alloc.h"
+#include "../decode/etw_decode_walk.h"
+#include "../schema/etw_source.h"
 #include "etwdecode/etw_decode.h"
 #include "etw_jscan.h"
 #include "etw_strmap.h"
@@ -31,8 +33,32 @@ typedef struct error_rec {
     char *example;
 } error_rec;
 
+/* The records an event kind was counted in last, so that the next event
+ * of the kind finds them without hashing its names again: a slot per
+ * (provider, event) name, checked byte for byte. */
+#define MEMO_SLOTS 256
+#define MEMO_KEY 112
+typedef struct memo_slot {
+    agg *prov, *evt;
+    uint32_t prov_len, event_len;
+    char key[MEMO_KEY]; /* provider, then event */
+} memo_slot;
+
+typedef struct guid_memo {
+    agg *a;
+    uint8_t key[17];
+} guid_memo;
+
+typedef struct pid_memo {
+    proc_rec *p;
+    uint32_t pid;
+} pid_memo;
+
 struct etw_stats {
     etw_allocator alloc;
+    memo_slot memo[MEMO_SLOTS];
+    guid_memo gmemo[16];
+    pid_memo pmemo[256];
     etw_strmap providers; /* agg */
     etw_strmap events;    /* agg, key provider NUL event */
     etw_strmap procs;     /* proc_rec, key pid (4 bytes) */
@@ -112,39 +138,118 @@ static int name_is(const etw_label *l, const char *s) {
     return l->event_len == n && !memcmp(l->event, s, n);
 }
 
+/* Microsoft-Windows-Kernel-Process {22fb2cd6-0e7b-422b-a0c7-2fad1fd0e716}:
+ * ProcessStart (event 1) and ProcessRundown (event 15) name a process by
+ * its ProcessID and ImageName (a full path) - the manifest counterparts of
+ * the kernel's Process/Start and Process/DCStart. */
+static int is_kernel_process_naming(const etw_event *ev) {
+    static const uint8_t d4[8] = {0xa0, 0xc7, 0x2f, 0xad, 0x1f, 0xd0, 0xe7, 0x16};
+    return ev->form == ETW_FORM_EVENT_HEADER && !(ev->flags & ETW_EVENT_FLAG_CLASSIC_HEADER) &&
+           ev->provider.data1 == 0x22fb2cd6u && ev->provider.data2 == 0x0e7b && ev->provider.data3 == 0x422b &&
+           !memcmp(ev->provider.data4, d4, 8) && (ev->id == 1 || ev->id == 15);
+}
+
+/* Index of the top-level property called name, -1 when none, -2 when
+ * several (the walk then sees which the payload reaches). */
+static int top_prop(const etw_schema *s, const char *name) {
+    uint32_t n = s->top_count < s->prop_count ? s->top_count : s->prop_count;
+    int at = -1;
+    for (uint32_t i = 0; i < n; i++)
+        if (!strcmp(s->props[i].name, name)) at = at == -1 ? (int)i : -2;
+    return at;
+}
+
+typedef struct name_field {
+    const uint8_t *data;
+    uint32_t size;
+    uint16_t in_type;
+    int found;
+} name_field;
+
+/* The two fields by walking the payload (a schema whose properties before
+ * them are not all flat scalars). */
+static void walk_fields(etw_decoder *d, const etw_event *ev, const etw_schema *s, const char *pid_name,
+                        const char *img_name, name_field *pid, name_field *img) {
+    etw_decode_cursor c;
+    if (etw_decoder_begin(d, ev, s, &c) != ETW_OK) return;
+    etw_value v;
+    while (etw_decode_next(&c, &v) == ETW_OK) {
+        if (v.kind != ETW_VALUE_SCALAR || v.depth != 0) continue;
+        if (!strcmp(v.name, pid_name) && etw_value_is_integer(&v)) {
+            pid->data = v.data; /* the last one counts, as in the payload */
+            pid->size = v.size;
+            pid->found = 1;
+        } else if (!strcmp(v.name, img_name)) {
+            img->data = v.data;
+            img->size = v.size;
+            img->in_type = v.in_type;
+            img->found = 1;
+        }
+    }
+}
+
+/* One field read directly from the payload: 1 when it could be (*f set
+ * when the payload holds it), 0 when only the walk can tell. */
+static int direct_field(etw_decoder *d, const etw_event *ev, const etw_schema *s, int idx, name_field *f) {
+    if (idx == -1) return 1; /* no such property */
+    if (idx < 0) return 0;
+    uint64_t *refs;
+    size_t refs_len;
+    etw_decoder_scratch(d, &refs, &refs_len);
+    int r = etw_decode_walk_field(s, ev, refs_len, (uint16_t)idx, &f->data, &f->size);
+    if (r < 0) return 0;
+    f->found = r;
+    f->in_type = s->props[idx].in_type;
+    return 1;
+}
+
 etw_status etw_stats_process_name(etw_stats *st, etw_decoder *d, const etw_event *ev, const etw_label *l,
                                   uint32_t *pid_out, const char **json, size_t *len) {
     if (!st || !ev || !l || !pid_out || !json || !len) return ETW_E_INVALID_ARG;
     *json = NULL;
     *len = 0;
-    if (!d || !l->schema || !(name_is(l, "Process/Start") || name_is(l, "Process/DCStart") ||
-                              name_is(l, "Process/End") || name_is(l, "Process/DCEnd")))
+    if (!d || !l->schema) return ETW_OK;
+    int kp = is_kernel_process_naming(ev);
+    if (!kp && !(name_is(l, "Process/Start") || name_is(l, "Process/DCStart") || name_is(l, "Process/End") ||
+                 name_is(l, "Process/DCEnd")))
         return ETW_OK;
-    etw_decode_cursor c;
-    if (etw_decoder_begin(d, ev, l->schema, &c) != ETW_OK) return ETW_OK;
-    etw_value v;
-    uint32_t pid = l->pid;
-    const uint8_t *img = NULL;
-    uint32_t img_len = 0;
-    uint16_t img_type = 0;
-    while (etw_decode_next(&c, &v) == ETW_OK) {
-        if (v.kind != ETW_VALUE_SCALAR || v.depth != 0) continue;
-        if (!strcmp(v.name, "ProcessId") && etw_value_is_integer(&v)) pid = (uint32_t)etw_value_u64(&v);
-        else if (!strcmp(v.name, "ImageFileName")) {
-            img = v.data;
-            img_len = v.size;
-            img_type = v.in_type;
-        }
+    const etw_schema *s = l->schema;
+    const char *pid_name = kp ? "ProcessID" : "ProcessId", *img_name = kp ? "ImageName" : "ImageFileName";
+    name_field pid = {0}, img = {0};
+    /* the two fields straight from the payload (the properties before them
+     * are fixed-size integers and a SID), else the walk */
+    int pi = top_prop(s, pid_name), ii = top_prop(s, img_name);
+    if (!direct_field(d, ev, s, pi, &pid) || !direct_field(d, ev, s, ii, &img)) {
+        memset(&pid, 0, sizeof pid);
+        memset(&img, 0, sizeof img);
+        walk_fields(d, ev, s, pid_name, img_name, &pid, &img);
     }
-    if (!img) return ETW_OK;
+    if (pid.found && pid.size != 1 && pid.size != 2 && pid.size != 4 && pid.size != 8) pid.found = 0;
+    if (!img.found || !img.data) return ETW_OK;
+    uint32_t id = l->pid;
+    if (pid.found)
+        id = pid.size == 1   ? pid.data[0]
+             : pid.size == 2 ? (uint32_t)(pid.data[0] | pid.data[1] << 8)
+                             : (uint32_t)pid.data[0] | (uint32_t)pid.data[1] << 8 |
+                                   (uint32_t)pid.data[2] << 16 | (uint32_t)pid.data[3] << 24;
+    const uint8_t *img_data = img.data;
+    uint32_t img_len = img.size;
+    uint16_t img_type = img.in_type;
+    int utf16 = img_type == ETW_INTYPE_UNICODESTRING || img_type == ETW_INTYPE_MANIFEST_COUNTEDSTRING ||
+                img_type == ETW_INTYPE_COUNTEDSTRING || img_type == ETW_INTYPE_NONNULLTERMINATEDSTRING;
+    if (kp) { /* a full path: the process is named by its file name, as the kernel's ImageFileName */
+        unsigned unit = utf16 ? 2 : 1;
+        uint32_t from = 0;
+        for (uint32_t i = 0; i + unit <= img_len; i += unit)
+            if (img_data[i] == '\\' && (unit == 1 || img_data[i + 1] == 0)) from = i + unit;
+        img_data += from;
+        img_len -= from;
+    }
     etw_text_clear(&st->scratch);
-    if (img_type == ETW_INTYPE_UNICODESTRING || img_type == ETW_INTYPE_MANIFEST_COUNTEDSTRING ||
-        img_type == ETW_INTYPE_COUNTEDSTRING || img_type == ETW_INTYPE_NONNULLTERMINATEDSTRING)
-        etw_text_json_utf16le(&st->scratch, img, img_len);
-    else
-        etw_text_json_ansi(&st->scratch, img, img_len);
+    if (utf16) etw_text_json_utf16le(&st->scratch, img_data, img_len);
+    else etw_text_json_ansi(&st->scratch, img_data, img_len);
     if (etw_text_status(&st->scratch) != ETW_OK) return ETW_E_NOMEM;
-    *pid_out = pid;
+    *pid_out = id;
     *json = st->scratch.data;
     *len = st->scratch.len;
     return ETW_OK;
@@ -231,12 +336,56 @@ etw_status etw_stats_add(etw_stats *st, const etw_event *ev, const etw_label *l)
     return s == ETW_OK ? etw_stats_count_error(st, l) : s;
 }
 
+/* The provider and (provider, event) records of l's names. */
+static etw_status name_aggs(etw_stats *st, const etw_label *l, agg **prov, agg **evt) {
+    size_t pl = l->provider_len, el = l->event_len;
+    memo_slot *m = NULL;
+    if (pl + el <= MEMO_KEY) {
+        /* any spread will do: the slot is checked byte for byte */
+        uint32_t h = (uint32_t)(pl * 31u + el * 131u);
+        if (el) h += (uint32_t)((unsigned char)l->event[0] * 7u + (unsigned char)l->event[el - 1] * 17u + (unsigned char)l->event[el / 2] * 257u);
+        if (pl) h += (unsigned char)l->provider[pl / 2] * 1031u;
+        m = &st->memo[(h ^ (h >> 8)) & (MEMO_SLOTS - 1)];
+        if (m->evt && m->prov_len == pl && m->event_len == el && !memcmp(m->key, l->provider, pl) &&
+            !memcmp(m->key + pl, l->event, el)) {
+            *prov = m->prov;
+            *evt = m->evt;
+            return ETW_OK;
+        }
+    }
+    agg *a = agg_get(&st->providers, l->provider, l->provider_len);
+    if (!a) return ETW_E_NOMEM;
+    /* provider NUL event */
+    etw_text_clear(&st->scratch);
+    etw_text_put(&st->scratch, l->provider, l->provider_len);
+    etw_text_putc(&st->scratch, 0);
+    etw_text_put(&st->scratch, l->event, l->event_len);
+    if (etw_text_status(&st->scratch) != ETW_OK) return ETW_E_NOMEM;
+    agg *e = agg_get(&st->events, st->scratch.data, st->scratch.len);
+    if (!e) return ETW_E_NOMEM;
+    /* the records stay where they are; a key past the bound stays in
+     * "(other)" (the map stays full) */
+    if (m) {
+        m->prov = a;
+        m->evt = e;
+        m->prov_len = (uint32_t)pl;
+        m->event_len = (uint32_t)el;
+        if (pl) memcpy(m->key, l->provider, pl);
+        if (el) memcpy(m->key + pl, l->event, el);
+    }
+    *prov = a;
+    *evt = e;
+    return ETW_OK;
+}
+
 etw_status etw_stats_count(etw_stats *st, const etw_event *ev, const etw_label *l) {
     if (!st || !ev || !l) return ETW_E_INVALID_ARG;
     agg_add(&st->all, ev);
-    agg *a = agg_get(&st->providers, l->provider, l->provider_len);
-    if (!a) return ETW_E_NOMEM;
+    agg *a, *e;
+    etw_status s = name_aggs(st, l, &a, &e);
+    if (s != ETW_OK) return s;
     agg_add(a, ev);
+    agg_add(e, ev);
     /* the header's GUID, kernel records apart (the NT kernel logger's
      * classes share GUIDs with nothing else, but say so) */
     uint8_t gk[17];
@@ -246,19 +395,29 @@ etw_status etw_stats_count(etw_stats *st, const etw_event *ev, const etw_label *
     memcpy(gk + 8, ev->provider.data4, 8);
     gk[16] = ev->form == ETW_FORM_SYSTEM || ev->form == ETW_FORM_COMPACT || ev->form == ETW_FORM_PERFINFO ||
              ev->is_logfile_header;
-    a = etw_strmap_get(&st->guids, gk, sizeof gk, NULL);
+    guid_memo *gm = &st->gmemo[(ev->provider.data1 ^ gk[15] ^ gk[16]) & 15u];
+    if (gm->a && !memcmp(gm->key, gk, sizeof gk)) {
+        a = gm->a;
+    } else {
+        a = etw_strmap_get(&st->guids, gk, sizeof gk, NULL);
+        if (a) {
+            gm->a = a;
+            memcpy(gm->key, gk, sizeof gk);
+        }
+    }
     if (a) agg_add(a, ev);
-    /* provider NUL event */
-    etw_text_clear(&st->scratch);
-    etw_text_put(&st->scratch, l->provider, l->provider_len);
-    etw_text_putc(&st->scratch, 0);
-    etw_text_put(&st->scratch, l->event, l->event_len);
-    if (etw_text_status(&st->scratch) != ETW_OK) return ETW_E_NOMEM;
-    a = agg_get(&st->events, st->scratch.data, st->scratch.len);
-    if (!a) return ETW_E_NOMEM;
-    agg_add(a, ev);
-    uint8_t key[4] = {(uint8_t)l->pid, (uint8_t)(l->pid >> 8), (uint8_t)(l->pid >> 16), (uint8_t)(l->pid >> 24)};
-    proc_rec *p = etw_strmap_get(&st->procs, key, 4, NULL);
+    pid_memo *pm = &st->pmemo[(l->pid >> 2) & 255u];
+    proc_rec *p;
+    if (pm->p && pm->pid == l->pid) {
+        p = pm->p;
+    } else {
+        uint8_t key[4] = {(uint8_t)l->pid, (uint8_t)(l->pid >> 8), (uint8_t)(l->pid >> 16), (uint8_t)(l->pid >> 24)};
+        p = etw_strmap_get(&st->procs, key, 4, NULL);
+        if (p) {
+            pm->p = p;
+            pm->pid = l->pid;
+        }
+    }
     if (p) {
         p->pid = l->pid;
         agg_add(&p->a, ev);

@@ -8,6 +8,7 @@
 #include "../common/etw_alloc.h"
 #include "../common/etw_bytes.h"
 #include "../common/etw_utf16.h"
+#include "../decode/etw_decode_walk.h"
 #include "../source/etw_builtin_manifests.h"
 #include "../source/etw_eventsource.h"
 #include "../source/etw_kernel_source.h"
@@ -1064,7 +1065,8 @@ void etw_decoder_event_ids(const etw_decoder *d, const etw_event *ev, const etw_
 const char *etw_decoder_payload_problem(etw_decoder *d, const etw_event *ev, const etw_schema *s,
                                         uint32_t trailing) {
     if (!d || !ev || !s) return NULL;
-    if (trailing == ETW_PAYLOAD_WALK) {
+    /* most payloads are flat scalars: their end without making the values */
+    if (trailing == ETW_PAYLOAD_WALK && !etw_decode_walk_trailing(s, ev, d->refs_len, &trailing)) {
         etw_decode_cursor c;
         etw_value v;
         trailing = 0;
