@@ -447,7 +447,11 @@ static void *par_worker_new(void *ctx, etw_decoder *dec) {
         return NULL;
     }
     etw_filter_set_origin(w->filter, pr->s->origin);
-    if (pr->stream) pr->stream_rd = w->rd;
+    if (pr->stream) {
+        pr->stream_rd = w->rd;
+        /* the file column is in the header also when no event is kept */
+        if (pr->s->with_file) etw_renderer_set_file(w->rd, pr->names[0]);
+    }
     return w;
 }
 
@@ -575,17 +579,17 @@ static int run_pipeline(session *s, par_run *pr) {
     trace_zone tz = {0};
     render_options(s, NULL, &ro, &tz, 0);
     if (!pr->stream) { /* else the header follows the run */
-    etw_renderer *hd;
-    if (etw_renderer_new(&hd, NULL, &ro) != ETW_OK) return out_of_memory();
-    if (s->with_file) etw_renderer_set_file(hd, etw_multi_name(s->m, 0)); /* CSV: the column */
-    const char *text;
-    size_t len;
-    etw_status hs = etw_renderer_header(hd, &text, &len);
-    int w = hs == ETW_OK && len ? write_out(s->out, text, len) : 0;
-    etw_renderer_free(hd);
-    if (hs != ETW_OK) return out_of_memory();
-    if (w < 0) return EXIT_FATAL;
-    if (w > 0) return EXIT_CLEAN;
+        etw_renderer *hd;
+        if (etw_renderer_new(&hd, NULL, &ro) != ETW_OK) return out_of_memory();
+        if (s->with_file) etw_renderer_set_file(hd, etw_multi_name(s->m, 0)); /* CSV: the column */
+        const char *text;
+        size_t len;
+        etw_status hs = etw_renderer_header(hd, &text, &len);
+        int w = hs == ETW_OK && len ? write_out(s->out, text, len) : 0;
+        etw_renderer_free(hd);
+        if (hs != ETW_OK) return out_of_memory();
+        if (w < 0) return EXIT_FATAL;
+        if (w > 0) return EXIT_CLEAN;
     }
     etw_pipeline_options po;
     memset(&po, 0, sizeof po);
