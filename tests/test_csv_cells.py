@@ -151,7 +151,7 @@ for name, opts in [("HTTP_Server.etl", []), ("AMSITrace.etl", ["--csv-eol", "lf"
                    ("powershell.etl", ["--raw", "--messages"]), ("BondEtwSample.etl", []),
                    ("BondEtwSample.etl", ["--no-manifest-events"]), ("SelfDescribingSingleEvent.etl", []),
                    ("primitive-types.etl", ["--time", "relative"]), ("lxcore_kernel.etl", []),
-                   ("net.4.5.2.x64.etl", ["-n", "3000"])]:
+                   ("net.4.5.2.x64.etl", ["-n", "3000"]), ("ShutdownPerfDiagLogger.etl", ["-n", "2000"])]:
     total += check_trace(data(name), opts, "%s %s" % (name, " ".join(opts)))
 # -j 2 gives the bytes of -j 1
 for name in ("gcevents.etl", "net.4.5.2.x64.etl"):
