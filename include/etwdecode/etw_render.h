@@ -115,6 +115,14 @@ typedef struct etw_render_options {
     long (*utc_offset)(void *ctx, int64_t filetime);
     void *utc_offset_ctx;
     int csv_lf;                  /* CSV: "\n" line ends instead of RFC 4180's "\r\n" */
+    /* CSV without a field list, in one pass: the columns are learned from
+     * the events as they are rendered (no etw_renderer_learn). A row then
+     * stops after its last non-empty cell and ends, instead of its line end,
+     * with ETW_CSV_STREAM_MARK bytes: 0xFF (never in the row's UTF-8 text),
+     * the count of cells written and the count of columns known (4 bytes
+     * each, little-endian). Keep the rows, then write
+     * etw_renderer_csv_header and the rows through etw_renderer_csv_finish. */
+    int csv_stream;
 } etw_render_options;
 
 typedef struct etw_renderer etw_renderer;
@@ -145,6 +153,20 @@ etw_status etw_renderer_footer(etw_renderer *rd, const char **out, size_t *len);
 etw_status etw_renderer_event(etw_renderer *rd, const etw_reader *r, const etw_event *ev,
                               const char **out, size_t *len);
 
+/* csv_stream: the bytes that end a row (0xFF and its two counts). */
+#define ETW_CSV_STREAM_MARK 9
+/* csv_stream: the header row of the first ncols columns (at least the
+ * fixed ones, at most the columns learned). ncols: the columns known at the
+ * last row kept (its mark's second count) (every row kept before it has at most as many): the columns of
+ * events rendered but not kept (past a limit) are left out. */
+etw_status etw_renderer_csv_header(etw_renderer *rd, size_t ncols, const char **out, size_t *len);
+/* csv_stream: rows as rendered (a part of them, from a row's start) into
+ * their final form: each padded with empty cells to ncols columns and
+ * ended by the line end. *used: the bytes of rows taken (a row cut at the
+ * end of rows is left for the next call, with the bytes that follow). The
+ * text is valid until the next call. */
+etw_status etw_renderer_csv_finish(etw_renderer *rd, const char *rows, size_t len, size_t ncols, size_t *used,
+                                   const char **out, size_t *outlen);
 /* Number of columns of a CSV renderer (after the header), 0 otherwise. */
 size_t etw_renderer_columns(const etw_renderer *rd);
 

@@ -356,6 +356,7 @@ etw_status etw_json_event_spans(etw_json *j, const etw_reader *r, const etw_even
         own.fields = NULL;
         own.cap = 0;
         own.no_time = 0;
+        own.no_drive = 0;
     }
     {
         memset(sp->len, 0, sizeof sp->len);
@@ -472,7 +473,7 @@ ids:;
         etw_decoder_scratch(j->opt.decoder, &refs, &nrefs);
         etw_status fs = etw_fields_json_spans(t, schema, ev, refs, nrefs, &trailing, sp,
                                               j->opt.int64_as_string ? ETW_FIELDS_INT64_AS_STRING : 0,
-                                              j->opt.decoder);
+                                              sp->no_drive ? NULL : j->opt.decoder);
         if (fs != ETW_OK) return fs;
         vend(sp, t, ETW_JK_FIELDS);
         if (!error) error = etw_decoder_payload_problem(j->opt.decoder, ev, schema, trailing);

@@ -41,6 +41,9 @@ typedef struct etw_json_spans {
     /* set by the caller: 1 = leave "time" out (a renderer that writes the
      * time its own way; the line is then not the contract's) */
     int no_time;
+    /* set by the caller: 1 = no NAME_drive members (CSV without a field
+     * list: they are never columns, which come from the schemas) */
+    int no_drive;
 } etw_json_spans;
 
 /* etw_json_event, recording the spans in *sp (sp->fields/cap set by the

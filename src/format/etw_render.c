@@ -23,6 +23,11 @@
  * a field's column is found by its name, event after event. */
 #define CSV_SCHEMAS_MAX 4096
 #define CSV_PROPS_MAX (1u << 20)
+/* CSV: the cached segments of cells provider..keywords, and the longest */
+#define SEG_SLOTS 64
+#define SEG_MAX 384
+#define SEG_FIRST COL_PROVIDER
+#define SEG_LAST COL_KEYWORDS
 /* a remembered property whose column is not looked up yet */
 #define COL_UNKNOWN (-2)
 
@@ -69,6 +74,8 @@ struct etw_renderer {
     const char **cell;    /* per column, the value span of the current row */
     size_t *cell_len;
     int header_done;
+    size_t nfixed_cols;   /* how many of the columns are fixed ones */
+    size_t row_cap;       /* room in cell, cell_len, set, commas */
     int fixed_on[NFIXED]; /* which fixed columns the header has */
     size_t col_of_fixed[NFIXED]; /* the column of each fixed key, or (size_t)-1 */
     size_t *set;          /* the columns the current row has a value for */
@@ -78,6 +85,13 @@ struct etw_renderer {
     size_t sc_cap, sc_used;
     int32_t *pool;        /* the columns of the remembered schemas' properties */
     size_t pool_len, pool_cap;
+    /* CSV: the cells provider..keywords depend only on the schema and the
+     * descriptor: their text, kept by the JSON text they come from */
+    struct seg_slot {
+        uint16_t jlen, clen; /* 0: empty */
+        char json[SEG_MAX], csv[SEG_MAX];
+    } *seg;
+    size_t seg_col;       /* the segment's first column while a row is made, else (size_t)-1 */
     /* where the writer put each value (text, CSV) */
     etw_json_spans sp;
     etw_field_span *spans;
@@ -133,6 +147,7 @@ void etw_renderer_free(etw_renderer *rd) {
     etw_free(&a, rd->commas);
     etw_free(&a, rd->sc);
     etw_free(&a, rd->pool);
+    etw_free(&a, rd->seg);
     etw_json_free(rd->json);
     etw_text_free(&rd->out);
     etw_text_free(&rd->scratch);
@@ -186,7 +201,27 @@ static etw_status rehash(etw_renderer *rd, size_t nc) {
     return ETW_OK;
 }
 
+static etw_status add_column_(etw_renderer *rd, const char *field, size_t n, int fixed);
+
+/* A field column, named as JSON writes the name: a name from a trace with
+ * bytes that are not UTF-8 has U+FFFD for them in the JSON key (which the
+ * rows are matched by) and in the header. */
 static etw_status add_column(etw_renderer *rd, const char *field, size_t n, int fixed) {
+    if (!field || etw_utf8_valid((const uint8_t *)field, n)) return add_column_(rd, field, n, fixed);
+    etw_text js, name;
+    etw_text_init(&js, &rd->alloc);
+    etw_text_init(&name, &rd->alloc);
+    etw_text_json_utf8(&js, field, n);
+    etw_jscan_unescape(&name, js.data ? js.data : "\"\"", js.data ? js.len : 2);
+    etw_status s = etw_text_status(&js);
+    if (s == ETW_OK) s = etw_text_status(&name);
+    if (s == ETW_OK) s = add_column_(rd, name.data ? name.data : "", name.len, fixed);
+    etw_text_free(&js);
+    etw_text_free(&name);
+    return s;
+}
+
+static etw_status add_column_(etw_renderer *rd, const char *field, size_t n, int fixed) {
     if (rd->ncols >= MAX_COLUMNS) return ETW_E_LIMIT;
     if (field && find_field(rd, field, n) >= 0) return ETW_OK;
     if (rd->ncols == rd->cap) {
@@ -491,54 +526,94 @@ static void csv_name(etw_renderer *rd, etw_text *t, const char *name) {
     etw_text_putc(t, '"');
 }
 
+/* Room in the per-row arrays for every column (a column learned while
+ * rendering grows them: once per new column, never per event). */
+static etw_status row_room(etw_renderer *rd) {
+    if (rd->row_cap >= rd->ncols && rd->row_cap) return ETW_OK;
+    size_t nc = rd->row_cap ? rd->row_cap : 64;
+    while (nc < rd->ncols) nc *= 2;
+    const char **cell = etw_calloc(&rd->alloc, nc, sizeof *cell);
+    size_t *cell_len = etw_calloc(&rd->alloc, nc, sizeof *cell_len);
+    size_t *set = etw_calloc(&rd->alloc, nc, sizeof *set);
+    char *commas = etw_alloc(&rd->alloc, nc);
+    if (!cell || !cell_len || !set || !commas) {
+        etw_free(&rd->alloc, (void *)cell);
+        etw_free(&rd->alloc, cell_len);
+        etw_free(&rd->alloc, set);
+        etw_free(&rd->alloc, commas);
+        return ETW_E_NOMEM;
+    }
+    /* between rows every cell is unset: nothing to carry over */
+    memset(commas, ',', nc);
+    etw_free(&rd->alloc, (void *)rd->cell);
+    etw_free(&rd->alloc, rd->cell_len);
+    etw_free(&rd->alloc, rd->set);
+    etw_free(&rd->alloc, rd->commas);
+    rd->cell = cell;
+    rd->cell_len = cell_len;
+    rd->set = set;
+    rd->commas = commas;
+    rd->row_cap = nc;
+    return ETW_OK;
+}
+
+/* Fix the CSV columns: the fixed ones first, then the field list or the
+ * names learned so far (csv_stream: more may follow, at the end). */
+static etw_status fix_columns(etw_renderer *rd) {
+    column *learned = rd->cols;
+    size_t nlearned = rd->ncols;
+    rd->cols = NULL;
+    rd->ncols = rd->cap = 0;
+    etw_free(&rd->alloc, rd->hash);
+    rd->hash = NULL;
+    rd->hcap = 0;
+    etw_status s = ETW_OK;
+    for (int k = 0; k < NFIXED && s == ETW_OK; k++) {
+        if ((k == COL_FILE && !rd->file) || (k == COL_MESSAGE && !rd->opt.json.messages) ||
+            (k == COL_RAW && !rd->opt.json.raw_always))
+            continue;
+        rd->fixed_on[k] = 1;
+        s = add_column(rd, NULL, 0, k);
+    }
+    rd->nfixed_cols = rd->ncols;
+    if (rd->opt.nfields)
+        for (size_t i = 0; i < rd->opt.nfields && s == ETW_OK; i++)
+            s = add_column(rd, rd->opt.fields[i], strlen(rd->opt.fields[i]), -1);
+    else
+        for (size_t i = 0; i < nlearned && s == ETW_OK; i++)
+            s = add_column(rd, learned[i].field, learned[i].field_len, -1);
+    for (size_t i = 0; i < nlearned; i++) {
+        etw_free(&rd->alloc, learned[i].name);
+        etw_free(&rd->alloc, learned[i].field);
+    }
+    etw_free(&rd->alloc, learned);
+    if (s != ETW_OK) return s;
+    s = row_room(rd);
+    if (s != ETW_OK) return s;
+    rd->header_done = 1;
+    for (int k = 0; k < NFIXED; k++) rd->col_of_fixed[k] = (size_t)-1;
+    for (size_t i = 0; i < rd->ncols; i++)
+        if (rd->cols[i].fixed >= 0) rd->col_of_fixed[rd->cols[i].fixed] = i;
+    return ETW_OK;
+}
+
+/* The header row of the first n columns. */
+static void header_row(etw_renderer *rd, etw_text *t, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        if (i) etw_text_putc(t, ',');
+        csv_name(rd, t, rd->cols[i].name);
+    }
+    etw_text_puts(t, rd->opt.csv_lf ? "\n" : "\r\n");
+}
+
 etw_status etw_renderer_header(etw_renderer *rd, const char **out, size_t *len) {
     if (!rd || !out || !len) return ETW_E_INVALID_ARG;
     etw_text *t = &rd->out;
     etw_text_clear(t);
     if (rd->opt.format == ETW_RENDER_CSV && !rd->header_done) {
-        /* the fixed columns go first: rebuild the list with them in front */
-        column *learned = rd->cols;
-        size_t nlearned = rd->ncols;
-        rd->cols = NULL;
-        rd->ncols = rd->cap = 0;
-        etw_free(&rd->alloc, rd->hash);
-        rd->hash = NULL;
-        rd->hcap = 0;
-        etw_status s = ETW_OK;
-        for (int k = 0; k < NFIXED && s == ETW_OK; k++) {
-            if ((k == COL_FILE && !rd->file) || (k == COL_MESSAGE && !rd->opt.json.messages) ||
-                (k == COL_RAW && !rd->opt.json.raw_always))
-                continue;
-            rd->fixed_on[k] = 1;
-            s = add_column(rd, NULL, 0, k);
-        }
-        if (rd->opt.nfields)
-            for (size_t i = 0; i < rd->opt.nfields && s == ETW_OK; i++)
-                s = add_column(rd, rd->opt.fields[i], strlen(rd->opt.fields[i]), -1);
-        else
-            for (size_t i = 0; i < nlearned && s == ETW_OK; i++)
-                s = add_column(rd, learned[i].field, learned[i].field_len, -1);
-        for (size_t i = 0; i < nlearned; i++) {
-            etw_free(&rd->alloc, learned[i].name);
-            etw_free(&rd->alloc, learned[i].field);
-        }
-        etw_free(&rd->alloc, learned);
+        etw_status s = fix_columns(rd);
         if (s != ETW_OK) return s;
-        rd->cell = etw_calloc(&rd->alloc, rd->ncols ? rd->ncols : 1, sizeof *rd->cell);
-        rd->cell_len = etw_calloc(&rd->alloc, rd->ncols ? rd->ncols : 1, sizeof *rd->cell_len);
-        rd->set = etw_calloc(&rd->alloc, rd->ncols ? rd->ncols : 1, sizeof *rd->set);
-        rd->commas = etw_alloc(&rd->alloc, rd->ncols ? rd->ncols : 1);
-        if (!rd->cell || !rd->cell_len || !rd->set || !rd->commas) return ETW_E_NOMEM;
-        memset(rd->commas, ',', rd->ncols ? rd->ncols : 1);
-        rd->header_done = 1;
-        for (int k = 0; k < NFIXED; k++) rd->col_of_fixed[k] = (size_t)-1;
-        for (size_t i = 0; i < rd->ncols; i++)
-            if (rd->cols[i].fixed >= 0) rd->col_of_fixed[rd->cols[i].fixed] = i;
-        for (size_t i = 0; i < rd->ncols; i++) {
-            if (i) etw_text_putc(t, ',');
-            csv_name(rd, t, rd->cols[i].name);
-        }
-        etw_text_puts(t, rd->opt.csv_lf ? "\n" : "\r\n");
+        header_row(rd, t, rd->ncols);
     } else if (rd->opt.format == ETW_RENDER_XML && !rd->header_done) {
         rd->header_done = 1;
         etw_text_puts(t, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Events>\n");
@@ -547,6 +622,58 @@ etw_status etw_renderer_header(etw_renderer *rd, const char **out, size_t *len) 
     if (s != ETW_OK) return s;
     *out = t->data ? t->data : "";
     *len = t->len;
+    return ETW_OK;
+}
+
+etw_status etw_renderer_csv_header(etw_renderer *rd, size_t ncols, const char **out, size_t *len) {
+    if (!rd || !out || !len || rd->opt.format != ETW_RENDER_CSV || !rd->opt.csv_stream) return ETW_E_INVALID_ARG;
+    if (!rd->header_done) {
+        etw_status s = fix_columns(rd);
+        if (s != ETW_OK) return s;
+    }
+    if (ncols < rd->nfixed_cols) ncols = rd->nfixed_cols;
+    if (ncols > rd->ncols) ncols = rd->ncols;
+    etw_text *t = &rd->out;
+    etw_text_clear(t);
+    header_row(rd, t, ncols);
+    etw_status s = etw_text_status(t);
+    if (s != ETW_OK) return s;
+    *out = t->data ? t->data : "";
+    *len = t->len;
+    return ETW_OK;
+}
+
+etw_status etw_renderer_csv_finish(etw_renderer *rd, const char *rows, size_t len, size_t ncols, size_t *used,
+                                   const char **out, size_t *outlen) {
+    if (!rd || (!rows && len) || !used || !out || !outlen || rd->opt.format != ETW_RENDER_CSV ||
+        !rd->opt.csv_stream)
+        return ETW_E_INVALID_ARG;
+    etw_text *t = &rd->out;
+    etw_text_clear(t);
+    size_t pos = 0;
+    for (;;) {
+        /* a row's text is UTF-8: the first 0xFF is its end mark */
+        const char *m = len > pos ? memchr(rows + pos, 0xFF, len - pos) : NULL;
+        if (!m) break;
+        size_t end = (size_t)(m - rows);
+        if (len - end < ETW_CSV_STREAM_MARK) break;
+        const unsigned char *b = (const unsigned char *)m + 1;
+        size_t k = (size_t)b[0] | (size_t)b[1] << 8 | (size_t)b[2] << 16 | (size_t)b[3] << 24;
+        etw_text_put(t, rows + pos, end - pos);
+        /* the cells the row did not know of yet: empty */
+        if (k < ncols) {
+            if (ncols - k <= rd->row_cap) etw_text_put(t, rd->commas, ncols - k);
+            else
+                for (size_t i = k; i < ncols; i++) etw_text_putc(t, ',');
+        }
+        etw_text_puts(t, rd->opt.csv_lf ? "\n" : "\r\n");
+        pos = end + ETW_CSV_STREAM_MARK;
+    }
+    etw_status s = etw_text_status(t);
+    if (s != ETW_OK) return s;
+    *used = pos;
+    *out = t->data ? t->data : "";
+    *outlen = t->len;
     return ETW_OK;
 }
 
@@ -765,12 +892,54 @@ static void csv_commas(etw_renderer *rd, etw_text *t, size_t n) {
     t->len += n;
 }
 
+/* The cells provider..keywords as one piece of CSV text, from the slot of
+ * their JSON text (made on a miss); NULL: cell by cell (a key absent, the
+ * columns apart, a text too long, no memory). */
+static const struct seg_slot *csv_segment(etw_renderer *rd, const char *line) {
+    const etw_json_spans *sp = &rd->sp;
+    size_t first = rd->col_of_fixed[SEG_FIRST], last = rd->col_of_fixed[SEG_LAST];
+    if (first == (size_t)-1 || last != first + (SEG_LAST - SEG_FIRST)) return NULL;
+    for (int k = SEG_FIRST; k <= SEG_LAST; k++)
+        if (!sp->len[k]) return NULL;
+    size_t from = sp->off[SEG_FIRST], to = sp->off[SEG_LAST] + sp->len[SEG_LAST];
+    if (to <= from || to - from > SEG_MAX) return NULL;
+    if (!rd->seg && !(rd->seg = etw_calloc(&rd->alloc, SEG_SLOTS, sizeof *rd->seg))) return NULL;
+    const char *j = line + from;
+    size_t jn = to - from;
+    /* the slot by the schema and the lengths (cheap; the bytes decide) */
+    uint64_t h = ((uint64_t)(uintptr_t)sp->schema >> 4) * 2654435761u ^ jn * 40503u ^ sp->len[COL_EVENT];
+    struct seg_slot *g = &rd->seg[(h ^ h >> 16) & (SEG_SLOTS - 1)];
+    if (g->jlen == jn && !memcmp(g->json, j, jn)) return g;
+    etw_text *m = &rd->summary;
+    etw_text_clear(m);
+    for (int k = SEG_FIRST; k <= SEG_LAST; k++) {
+        if (k != SEG_FIRST) etw_text_putc(m, ',');
+        csv_cell(rd, m, line + sp->off[k], sp->len[k]);
+    }
+    if (etw_text_status(m) != ETW_OK || m->len > SEG_MAX) {
+        etw_text_clear(m);
+        g->jlen = 0;
+        return NULL;
+    }
+    memcpy(g->json, j, jn);
+    g->jlen = (uint16_t)jn;
+    memcpy(g->csv, m->data, m->len);
+    g->clen = (uint16_t)m->len;
+    return g;
+}
+
 static void render_csv(etw_renderer *rd, const etw_event *ev, const char *line) {
     etw_text *t = &rd->out;
     const etw_json_spans *sp = &rd->sp;
     rd->nset = 0;
+    const struct seg_slot *g = csv_segment(rd, line);
+    rd->seg_col = g ? rd->col_of_fixed[SEG_FIRST] : (size_t)-1;
     for (int k = 0; k < NFIXED; k++) {
         size_t c = rd->col_of_fixed[k];
+        if (g && k >= SEG_FIRST && k <= SEG_LAST) {
+            if (k == SEG_FIRST) csv_set(rd, c, g->csv, g->clen);
+            continue;
+        }
         if (c == (size_t)-1 || (!sp->len[k] && k != COL_TIME)) continue;
         csv_set(rd, c, k == COL_TIME ? "" : line + sp->off[k], sp->len[k]);
     }
@@ -816,14 +985,62 @@ static void render_csv(etw_renderer *rd, const etw_event *ev, const char *line) 
         size_t c = set[i];
         csv_commas(rd, t, c - next); /* a comma before every column after the first */
         next = c;
-        if (c == time_col)
+        if (c == time_col) {
             time_text(rd, t, ev->timestamp, 0); /* in the chosen form, never quoted */
-        else
+        } else if (c == rd->seg_col) { /* cells already made, up to keywords */
+            etw_text_put(t, rd->cell[c], rd->cell_len[c]);
+            next = rd->col_of_fixed[SEG_LAST];
+        } else {
             csv_cell(rd, t, rd->cell[c], rd->cell_len[c]);
+        }
         rd->cell[c] = NULL;
+    }
+    if (rd->opt.csv_stream && !rd->opt.nfields) {
+        /* the columns may grow: no empty cells after the last set one, but
+         * the mark, the cells written and the columns known, for
+         * etw_renderer_csv_finish to pad the row to the final count */
+        size_t k = next + 1, n = rd->ncols;
+        char mark[ETW_CSV_STREAM_MARK] = {(char)0xFF,
+                                          (char)(k & 0xFF), (char)(k >> 8 & 0xFF), (char)(k >> 16 & 0xFF),
+                                          (char)(k >> 24 & 0xFF),
+                                          (char)(n & 0xFF), (char)(n >> 8 & 0xFF), (char)(n >> 16 & 0xFF),
+                                          (char)(n >> 24 & 0xFF)};
+        etw_text_put(t, mark, sizeof mark);
+        return;
     }
     if (rd->ncols) csv_commas(rd, t, rd->ncols - 1 - next);
     etw_text_puts(t, rd->opt.csv_lf ? "\n" : "\r\n");
+}
+
+/* csv_stream: the columns of what this event adds, as etw_renderer_learn
+ * would have learned them (its schema's top-level property names the first
+ * time the schema is seen; the "fields" members of the log-file header and
+ * of EventSource manifest chunks, which do not come from a schema). */
+static etw_status stream_learn(etw_renderer *rd, const etw_event *ev, const char *line) {
+    const etw_schema *schema = rd->sp.schema;
+    size_t before = rd->ncols;
+    etw_status st = ETW_OK;
+    int manifest = schema && etw_decoder_is_manifest_event(ev);
+    if (!schema || manifest) {
+        if ((ev->is_logfile_header || manifest) && rd->sp.len[ETW_JK_FIELDS]) {
+            const char *f = line + rd->sp.off[ETW_JK_FIELDS];
+            size_t fl = rd->sp.len[ETW_JK_FIELDS], pos = 0;
+            etw_jmember m;
+            while (st == ETW_OK && etw_jscan_next_member(f, fl, &pos, &m)) {
+                etw_text_clear(&rd->scratch);
+                etw_jscan_unescape(&rd->scratch, m.key - 1, m.key_len + 2);
+                if (etw_text_status(&rd->scratch) != ETW_OK) return ETW_E_NOMEM;
+                st = add_column(rd, rd->scratch.data ? rd->scratch.data : "", rd->scratch.len, -1);
+            }
+        }
+    } else if (first_sight(rd, schema->id, &st)) {
+        for (uint16_t i = 0; i < schema->top_count && i < schema->prop_count && st == ETW_OK; i++) {
+            const char *nm = schema->props[i].name;
+            st = add_column(rd, nm, strlen(nm), -1);
+        }
+    }
+    if (st == ETW_OK && rd->ncols != before) st = row_room(rd);
+    return st;
 }
 
 /* ---- Timesketch ------------------------------------------------------------ */
@@ -1096,6 +1313,7 @@ etw_status etw_renderer_event(etw_renderer *rd, const etw_reader *r, const etw_e
         for (;;) {
             rd->sp.fields = rd->spans;
             rd->sp.no_time = rd->opt.format != ETW_RENDER_XML; /* the others write the time themselves */
+            rd->sp.no_drive = rd->opt.format == ETW_RENDER_CSV && !rd->opt.nfields;
             rd->sp.cap = rd->spans ? rd->sp.cap : 0;
             s = etw_json_event_spans(rd->json, r, ev, &line, &n, &rd->sp);
             if (s != ETW_OK || !rd->sp.schema || rd->sp.complete || rd->sp.n < rd->sp.cap) break;
@@ -1108,6 +1326,10 @@ etw_status etw_renderer_event(etw_renderer *rd, const etw_reader *r, const etw_e
             rd->spans = ns;
             rd->sp.cap = nc;
         }
+        if (s != ETW_OK) return s;
+    }
+    if (rd->opt.format == ETW_RENDER_CSV && rd->opt.csv_stream && !rd->opt.nfields) {
+        s = stream_learn(rd, ev, line);
         if (s != ETW_OK) return s;
     }
     etw_text_clear(&rd->out);
