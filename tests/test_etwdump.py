@@ -387,7 +387,7 @@ with tempfile.TemporaryDirectory() as tmp:
     deep = os.path.join(tmp, "deep.man")
     with open(deep, "w") as fh:
         fh.write("<a>" * 100000 + "</a>" * 100000)
-    reasons = {bad: r"bad\.man:4: mismatched tag", rnd: r"random\.man:1: ", dtd: r"dtd\.man:2: document type",
+    reasons = {bad: r"bad\.man:4: mismatched tag", rnd: r"random\.man:\d+: ", dtd: r"dtd\.man:2: document type",
                deep: r"deep\.man:1: elements are nested more than 64 deep"}
     for man, reason in reasons.items():
         for q in ([], ["-q"]):
