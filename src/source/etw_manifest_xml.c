@@ -60,10 +60,11 @@ void *etw_mf_vec_push(loader *L, vec *x, size_t sz) {
             if (L->st == ETW_OK) L->st = ETW_E_LIMIT, L->reason = "too many elements";
             return NULL;
         }
-        L->vec_bytes += (size_t)(ncap - x->cap) * sz;
-        if (!etw_mf_within_budget(L)) return NULL;
-        void *p = etw_calloc(&L->m->al, ncap, sz);
+        size_t more = (size_t)(ncap - x->cap) * sz;
+        L->vec_bytes += more;
+        void *p = etw_mf_within_budget(L) ? etw_calloc(&L->m->al, ncap, sz) : NULL;
         if (!p) {
+            L->vec_bytes -= more; /* L->st says why: ETW_E_LIMIT over the bound */
             if (L->st == ETW_OK) L->st = ETW_E_NOMEM, L->reason = "out of memory";
             return NULL;
         }
