@@ -43,8 +43,8 @@ max_len_for() {
 # -rss_limit_mb per target: 2048 for most. fuzz_manifest_path builds
 # documents of up to 2 MiB from each input and loads them the way
 # etwdump -m FILE does: 160 MB holds libFuzzer, ASan and the library's
-# tables for such a document (its seed flat_items, 290,000 template items:
-# 91 MB), but not memory that grows with nesting: before the nesting limit
+# tables for such a document (2 MiB of 290,000 template items: 86 MB
+# resident), but not memory that grows with nesting: before the nesting limit
 # its seed nested_x22 (700,000 nested elements) took 201 MB in expat
 # (issue 23.1).
 rss_limit_for() {
