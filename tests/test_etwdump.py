@@ -14,6 +14,7 @@ import json
 import os
 import re
 import subprocess
+import shutil
 import sys
 import tempfile
 
@@ -374,10 +375,34 @@ with tempfile.TemporaryDirectory() as tmp:
     bad = os.path.join(tmp, "bad.man")
     with open(bad, "w") as fh:
         fh.write("<instrumentationManifest>\n<instrumentation>\n<events>\n</instrumentation>\n")
-    rc, evs, err = events(os.path.join(DATA, "HTTP_Server.etl"), "-m", bad, "-m", os.path.join(DATA, "HTTP_Server.man"))
-    # a manifest's problems are told but never change the exit status
-    check(rc == 0 and re.search(r"bad\.man:\d+: ", err) is not None, "malformed manifest named with its line: %r" % err)
-    check(len(by_provider(evs, "Microsoft-Windows-HttpService")) == 2041, "the other manifest still loads")
+    # a manifest named with -m that loads nothing cannot be read: exit 2 before
+    # any event (README: "2 ... a -m path cannot be read"), its reason said
+    # with -q too (-q quiets damaged data, not fatal input errors; issue 23.7)
+    rnd = os.path.join(tmp, "random.man")
+    with open(rnd, "wb") as fh:
+        fh.write(bytes((i * 7919 + 13) % 251 for i in range(4096)))
+    dtd = os.path.join(tmp, "dtd.man")
+    with open(dtd, "w") as fh:
+        fh.write('<?xml version="1.0"?>\n<!DOCTYPE x [<!ENTITY a "b">]>\n<instrumentationManifest/>\n')
+    deep = os.path.join(tmp, "deep.man")
+    with open(deep, "w") as fh:
+        fh.write("<a>" * 100000 + "</a>" * 100000)
+    reasons = {bad: r"bad\.man:4: mismatched tag", rnd: r"random\.man:\d+: ", dtd: r"dtd\.man:2: document type",
+               deep: r"deep\.man:1: elements are nested more than 64 deep"}
+    for man, reason in reasons.items():
+        for q in ([], ["-q"]):
+            rc, out, err = run(*q, "-m", man, "-m", os.path.join(DATA, "HTTP_Server.man"),
+                               os.path.join(DATA, "HTTP_Server.etl"))
+            check(rc == 2 and out == "" and re.search(reason + r".*nothing of this manifest is loaded", err),
+                  "%s %s: exit 2 and the reason: rc %d %r" % (os.path.basename(man), q, rc, err[:300]))
+            check(len(err.splitlines()) == 1 or not q, "-q says only the fatal reason: %r" % err[:300])
+    # a file of a folder that does not load stays a problem of the folder (exit 0)
+    folder = os.path.join(tmp, "folder")
+    os.makedirs(folder)
+    shutil.copy(rnd, folder)
+    rc, evs, err = events(os.path.join(DATA, "HTTP_Server.etl"), "-m", folder, "-m", os.path.join(DATA, "HTTP_Server.man"))
+    check(rc == 0 and len(by_provider(evs, "Microsoft-Windows-HttpService")) == 2041,
+          "a folder's unreadable file does not stop the run: rc %d %r" % (rc, err[:300]))
 
 # A folder of many manifests (-m DIR): loaded lazily by provider GUID, the
 # same output as the one manifest the trace uses, exit 0, its problems in one

@@ -109,7 +109,11 @@ void etw_decoder_free(etw_decoder *d);
  * trace; a provider loaded twice keeps the later file (with a warning). May
  * be called at any time: events after the call see the new schemas. A
  * malformed file loads nothing and returns ETW_E_CORRUPT (reported with its
- * line); ETW_E_IO when the path cannot be read. *providers (may be NULL)
+ * line); ETW_E_IO when the path cannot be read; ETW_E_LIMIT (reported, nothing
+ * loaded) for a file over 64 MiB, elements nested more than 64 deep, an
+ * attribute value over 1 MiB, or a load needing more than 64 MiB of memory
+ * (docs/limits.md; the same for etw_decoder_add_manifest_xml and the files
+ * of a catalog). *providers (may be NULL)
  * receives the number of providers loaded by this call. A directory is
  * parsed whole, now; etw_decoder_add_manifest_catalog loads a folder lazily.
  * Problems of the user's manifests go to on_manifest_diag when it is set. */

@@ -307,3 +307,35 @@ def test_stack_extended_items(tmp_path):
     got = list(etwdecode.open(path))[1:]
     for i, (x, y) in enumerate(zip(got, js)):
         same_event(x, y, "stacks#%d" % i)
+
+
+def test_problems_past_the_cap_are_counted(tmp_path):
+    # docs/python.md: at most 64 problems are kept between two events (here:
+    # while opening); the rest become one "N more problems not shown".
+    # 100 events each naming an undefined level give 100 problems.
+    n = 100
+    events = "".join('<event value="%d" level="NoSuchLevel%d"/>' % (i, i) for i in range(n))
+    man = tmp_path / "many.man"
+    man.write_text('<instrumentationManifest xmlns="http://schemas.microsoft.com/win/2004/08/events">'
+                   '<instrumentation><events><provider name="P" guid="{8b3c6b6e-1111-4a4a-9a9a-123456789abc}">'
+                   "<events>%s</events></provider></events></instrumentation></instrumentationManifest>" % events)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        etwdecode.open(trace("HTTP_Server.etl"), manifests=[str(man)])
+    msgs = [str(x.message) for x in w if issubclass(x.category, etwdecode.DamageWarning)]
+    levels = [m for m in msgs if "unknown level" in m]
+    assert len(levels) == 64
+    assert sum(1 for m in msgs if m.endswith("%d more problems not shown" % (n - 64))) == 1
+
+
+def test_oversized_manifest_is_refused(tmp_path):
+    # A manifest over 64 MiB is refused before it is read (docs/limits.md);
+    # a sparse file costs no disk.
+    man = tmp_path / "huge.man"
+    with open(man, "wb") as f:
+        f.truncate((64 << 20) + 1)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        etwdecode.open(trace("HTTP_Server.etl"), manifests=[str(man)])
+    msgs = [str(x.message) for x in w if issubclass(x.category, etwdecode.DamageWarning)]
+    assert any("more than the 64 MiB a manifest may be" in m for m in msgs), msgs

@@ -55,13 +55,17 @@ void *etw_mf_ar_alloc(mf_arena *a, size_t n) {
         b->used += n;
         return p;
     }
-    size_t cap = n > AR_BLOCK / 4 ? n : AR_BLOCK;
+    /* Blocks double from AR_FIRST up to AR_BLOCK: a small manifest (most of
+     * a Windows folder's) keeps a few KiB, not a whole 64 KiB block. */
+    size_t block = a->bytes < AR_FIRST ? AR_FIRST : a->bytes < AR_BLOCK ? a->bytes : AR_BLOCK;
+    size_t cap = n > block / 4 ? n : block;
     if (cap > (size_t)-1 - AR_HDR) return NULL;
     ar_block *nb = etw_alloc(a->al, AR_HDR + cap);
     if (!nb) return NULL;
+    a->bytes += AR_HDR + cap;
     nb->cap = cap;
     nb->used = n;
-    if (b && cap != AR_BLOCK) { /* a big block goes behind the current one */
+    if (b && cap != block) { /* a big block goes behind the current one */
         nb->next = b->next;
         b->next = nb;
     } else {
@@ -284,19 +288,19 @@ void etw_manifest_set_free(etw_manifest_set *m) {
 void etw_mf_loader_free(loader *L) {
     for (uint32_t i = 0; i < L->provs.n; i++) {
         p_provider *pp = &VAT(p_provider, &L->provs, i);
-        etw_mf_vec_free(L, &pp->items);
-        etw_mf_vec_free(L, &pp->tmpls);
-        etw_mf_vec_free(L, &pp->events);
-        etw_mf_vec_free(L, &pp->tasks);
-        etw_mf_vec_free(L, &pp->opcodes);
-        etw_mf_vec_free(L, &pp->keywords);
-        etw_mf_vec_free(L, &pp->levels);
-        etw_mf_vec_free(L, &pp->channels);
-        etw_mf_vec_free(L, &pp->maps);
-        etw_mf_vec_free(L, &pp->mapents);
+        etw_mf_vec_free(L, &pp->items, sizeof(p_item));
+        etw_mf_vec_free(L, &pp->tmpls, sizeof(p_tmpl));
+        etw_mf_vec_free(L, &pp->events, sizeof(p_event));
+        etw_mf_vec_free(L, &pp->tasks, sizeof(p_named));
+        etw_mf_vec_free(L, &pp->opcodes, sizeof(p_named));
+        etw_mf_vec_free(L, &pp->keywords, sizeof(p_named));
+        etw_mf_vec_free(L, &pp->levels, sizeof(p_named));
+        etw_mf_vec_free(L, &pp->channels, sizeof(p_named));
+        etw_mf_vec_free(L, &pp->maps, sizeof(p_map));
+        etw_mf_vec_free(L, &pp->mapents, sizeof(p_mapent));
     }
-    etw_mf_vec_free(L, &L->provs);
-    etw_mf_vec_free(L, &L->strings);
+    etw_mf_vec_free(L, &L->provs, sizeof(p_provider));
+    etw_mf_vec_free(L, &L->strings, sizeof(p_string));
     etw_mf_nt_free(&L->names, &L->m->al);
     etw_mf_nt_free(&L->strtab, &L->m->al);
     etw_mf_nt_free(&L->reftab, &L->m->al);
@@ -325,7 +329,7 @@ etw_status etw_mf_commit(loader *L, uint32_t *loaded) {
         mf_provider *p;
         if (!etw_mf_compile_provider(L, &VAT(p_provider, &L->provs, i), &p)) {
             etw_free(&m->al, compiled);
-            return ETW_E_NOMEM;
+            return L->st != ETW_OK ? L->st : ETW_E_NOMEM; /* ETW_E_LIMIT: the memory bound */
         }
         if (p) compiled[nc++] = p;
     }
@@ -368,7 +372,7 @@ etw_status etw_mf_commit(loader *L, uint32_t *loaded) {
 etw_status etw_mf_loader_init(loader *L, etw_manifest_set *m, const char *origin) {
     memset(L, 0, sizeof *L);
     /* the document's arena holds the mf_doc itself */
-    mf_arena ar = {&m->al, NULL};
+    mf_arena ar = {&m->al, NULL, 0};
     mf_doc *doc = etw_mf_ar_alloc(&ar, sizeof *doc);
     if (!doc) return ETW_E_NOMEM;
     memset(doc, 0, sizeof *doc);
@@ -389,6 +393,12 @@ etw_status etw_manifest_load_xml(etw_manifest_set *m, const char *xml, size_t le
     if (providers) *providers = 0;
     if (!m || (!xml && len)) return ETW_E_INVALID_ARG;
     if (!origin) origin = "<memory>";
+    if ((uint64_t)len > ETW_MANIFEST_MAX_FILE_BYTES) {
+        etw_mf_diag(m, ETW_E_LIMIT, origin, 0,
+                    "the manifest is %llu bytes, more than the %llu MiB a manifest may be; nothing of it is loaded",
+                    (unsigned long long)len, (unsigned long long)(ETW_MANIFEST_MAX_FILE_BYTES >> 20));
+        return ETW_E_LIMIT;
+    }
 
     loader L;
     etw_status st = etw_mf_loader_init(&L, m, origin);
@@ -409,7 +419,9 @@ etw_status etw_manifest_load_xml(etw_manifest_set *m, const char *xml, size_t le
     } else {
         const char *org = L.doc->origin;
         st = etw_mf_commit(&L, providers);
-        if (st != ETW_OK) etw_mf_diag(m, st, org, 0, "%s; nothing of this manifest is loaded", etw_strerror(st));
+        if (st != ETW_OK)
+            etw_mf_diag(m, st, org, 0, "%s; nothing of this manifest is loaded",
+                        L.st != ETW_OK && L.reason ? L.reason : etw_strerror(st));
     }
     XML_ParserFree(L.xp);
     etw_mf_loader_free(&L);
@@ -426,17 +438,32 @@ static etw_status load_file(etw_manifest_set *m, const char *path, uint32_t *pro
         errno = e;
         return ETW_E_IO;
     }
+    /* read at its size (one allocation, no doubling), refused past the
+     * bound before anything is read; a file that grows while it is read is
+     * read up to the bound */
+    const uint64_t max = ETW_MANIFEST_MAX_FILE_BYTES;
+    struct stat sb;
+    uint64_t size = fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0 ? (uint64_t)sb.st_size : 0;
     etw_status st = ETW_OK;
     char *buf = NULL;
     size_t len = 0, cap = 0;
+    if (size > max) {
+        fclose(f);
+        etw_mf_diag(m, ETW_E_LIMIT, path, 0,
+                    "the file is %llu bytes, more than the %llu MiB a manifest may be; nothing of it is loaded",
+                    (unsigned long long)size, (unsigned long long)(max >> 20));
+        return ETW_E_LIMIT;
+    }
     for (;;) {
         if (len == cap) {
-            size_t ncap = cap ? cap * 2 : 256 * 1024;
-            if (ncap < cap) {
+            uint64_t want = cap ? (uint64_t)cap * 2 : size + 1;
+            if (want < 4096) want = 4096;
+            if (want > max + 1) want = max + 1;
+            if (want <= cap) { /* read max + 1 bytes: over the bound */
                 st = ETW_E_LIMIT;
                 break;
             }
-            char *nb = etw_alloc(&m->al, ncap);
+            char *nb = etw_alloc(&m->al, (size_t)want);
             if (!nb) {
                 st = ETW_E_NOMEM;
                 break;
@@ -444,7 +471,7 @@ static etw_status load_file(etw_manifest_set *m, const char *path, uint32_t *pro
             if (len) memcpy(nb, buf, len);
             etw_free(&m->al, buf);
             buf = nb;
-            cap = ncap;
+            cap = (size_t)want;
         }
         size_t r = fread(buf + len, 1, cap - len, f);
         len += r;
@@ -454,6 +481,12 @@ static etw_status load_file(etw_manifest_set *m, const char *path, uint32_t *pro
         }
     }
     fclose(f);
+    if (st == ETW_E_LIMIT) {
+        etw_free(&m->al, buf);
+        etw_mf_diag(m, st, path, 0, "the file is more than the %llu MiB a manifest may be; nothing of it is loaded",
+                    (unsigned long long)(max >> 20));
+        return st;
+    }
     /* a PE image (its WEVT_TEMPLATE) or a bare CRIM blob, else XML */
     if (st == ETW_OK && etw_wevt_is_pe((const uint8_t *)buf, len))
         st = etw_wevt_load_pe(m, (const uint8_t *)buf, len, path, m->lang, providers);

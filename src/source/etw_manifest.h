@@ -25,6 +25,15 @@
 
 typedef struct etw_manifest_set etw_manifest_set;
 
+/* Bounds of one load (docs/limits.md). A file (XML, PE or WEVT blob) or an
+ * in-memory document larger than ETW_MANIFEST_MAX_FILE_BYTES is refused
+ * before it is read; a load whose parse records and compiled tables pass
+ * ETW_MANIFEST_MAX_MEMORY stops there. Both are ETW_E_LIMIT, reported, and
+ * load nothing of the document. */
+#define ETW_MANIFEST_MAX_FILE_BYTES ((uint64_t)64 << 20)
+#define ETW_MANIFEST_MAX_MEMORY_MIB 64
+#define ETW_MANIFEST_MAX_MEMORY ((size_t)ETW_MANIFEST_MAX_MEMORY_MIB << 20)
+
 /* Problems and warnings met while loading: status, a one-line message that
  * names the origin (file name or "EventSource <guid>"), line and reason.
  * The etw_diag file_offset field carries the line number. */

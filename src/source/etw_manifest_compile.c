@@ -353,7 +353,7 @@ int etw_mf_compile_provider(loader *L, p_provider *pp, mf_provider **out) {
     if (!tmpls) return 0;
     for (uint32_t i = 0; i < pp->tmpls.n; i++) {
         const p_tmpl *x = &VAT(p_tmpl, &pp->tmpls, i);
-        if (!etw_mf_compile_template(L, pp, x, maps, &tmpls[i])) return 0;
+        if (!etw_mf_compile_template(L, pp, x, maps, &tmpls[i]) || !etw_mf_within_budget(L)) return 0;
     }
     for (uint32_t i = 0; i < pp->tmpls.n; i++) {
         const p_tmpl *x = &VAT(p_tmpl, &pp->tmpls, i);
@@ -388,7 +388,7 @@ int etw_mf_compile_provider(loader *L, p_provider *pp, mf_provider **out) {
         const p_event *pe = &VAT(p_event, &pp->events, i);
         mf_event tmp;
         int r = compile_event(L, pp, pe, &pt, tmpls, &tmp);
-        if (r < 0) return 0;
+        if (r < 0 || !etw_mf_within_budget(L)) return 0;
         if (r == 0) continue;
         uint32_t h = ev_hash(tmp.id, tmp.version);
         for (uint32_t s = h & p->mask;; s = (s + 1) & p->mask) {

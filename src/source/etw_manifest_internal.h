@@ -30,10 +30,16 @@
 
 /* ---- limits --------------------------------------------------------------- */
 
-#define MAX_DEPTH 64              /* element nesting the parser tracks */
+#define MAX_DEPTH 64              /* element nesting: deeper stops the parse (ETW_E_LIMIT) */
 #define MAX_STRUCT_DEPTH 4        /* struct within struct: TDH uses 1 */
 #define MAX_TEMPLATE_ITEMS 65535u /* props are indexed by u16 */
 #define MAX_RECORDS 0x7FFFFFFFu   /* entries of one parse vector */
+/* An attribute value longer than this stops the parse (ETW_E_LIMIT); the
+ * file and memory bounds are ETW_MANIFEST_MAX_FILE_BYTES and
+ * ETW_MANIFEST_MAX_MEMORY (etw_manifest.h). */
+#define MAX_ATTR_BYTES ((size_t)1 << 20)
+#define ETW_MF_STR_(x) #x
+#define ETW_MF_STR(x) ETW_MF_STR_(x)
 
 /* ---- arena ---------------------------------------------------------------- */
 
@@ -44,11 +50,13 @@ typedef struct ar_block {
 } ar_block;
 
 #define AR_HDR (((sizeof(ar_block) + 15) / 16) * 16)
-#define AR_BLOCK ((size_t)64 * 1024)
+#define AR_BLOCK ((size_t)64 * 1024) /* the largest ordinary block */
+#define AR_FIRST ((size_t)2 * 1024)  /* the first block */
 
 typedef struct mf_arena {
     const etw_allocator *al;
     ar_block *head;
+    size_t bytes; /* held by the blocks (for the loader's memory bound) */
 } mf_arena;
 
 /* ---- compiled data ---------------------------------------------------------- */
@@ -184,6 +192,9 @@ typedef struct vec {
     uint32_t n, cap;
 } vec;
 
+/* The bytes a load may hold in parse records and the document arena, and
+ * where the parse stops past it (ETW_MANIFEST_MAX_MEMORY). */
+
 typedef struct p_item {
     const char *name, *in, *out, *count, *length, *map;
     int32_t parent; /* index within the template, -1 for top level */
@@ -251,6 +262,7 @@ typedef struct loader {
     const char *reason; /* its text when we stopped the parser */
     uint32_t depth;
     uint8_t kinds[MAX_DEPTH];
+    size_t vec_bytes; /* held by the parse vectors */
     vec provs; /* p_provider */
     int32_t cur_prov, cur_tmpl, cur_task, cur_map;
     int32_t sparent[MAX_STRUCT_DEPTH];
@@ -323,8 +335,11 @@ const char *etw_mf_resolve_text(loader *L, const char *s, uint32_t line, int *mi
 const char *etw_mf_display_name(loader *L, const p_named *x);
 
 /* Parse vectors and the XML walk (etw_manifest_xml.c). */
+/* 0 (and L->st = ETW_E_LIMIT) when the load holds more than
+ * ETW_MANIFEST_MAX_MEMORY bytes of parse records and arena. */
+int etw_mf_within_budget(loader *L);
 void *etw_mf_vec_push(loader *L, vec *x, size_t sz);
-void etw_mf_vec_free(loader *L, vec *x);
+void etw_mf_vec_free(loader *L, vec *x, size_t sz);
 /* Set the expat handlers of L->xp and parse xml[0..len). */
 enum XML_Status etw_mf_xml_parse(loader *L, const char *xml, size_t len);
 

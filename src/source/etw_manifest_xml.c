@@ -39,15 +39,32 @@ enum {
     K_STRING
 };
 
+static size_t nt_bytes(const nametab *t) { return t->s ? ((size_t)t->mask + 1) * sizeof *t->s : 0; }
+
+int etw_mf_within_budget(loader *L) {
+    size_t held = L->vec_bytes + L->doc->ar.bytes + nt_bytes(&L->names) + nt_bytes(&L->strtab) + nt_bytes(&L->reftab);
+    if (held <= ETW_MANIFEST_MAX_MEMORY) return 1;
+    if (L->st == ETW_OK) {
+        L->st = ETW_E_LIMIT;
+        L->reason = "loading the manifest needs more than " ETW_MF_STR(ETW_MANIFEST_MAX_MEMORY_MIB)
+                    " MiB of memory (the limit)";
+    }
+    return 0;
+}
+
 void *etw_mf_vec_push(loader *L, vec *x, size_t sz) {
     if (x->n == x->cap) {
-        uint32_t ncap = x->cap ? (x->cap > MAX_RECORDS / 2 ? MAX_RECORDS : x->cap * 2) : 16;
+        /* grown by half (not doubled): a large table wastes less room */
+        uint32_t ncap = x->cap ? (x->cap > MAX_RECORDS / 3 * 2 ? MAX_RECORDS : x->cap + x->cap / 2) : 16;
         if (ncap <= x->n) {
             if (L->st == ETW_OK) L->st = ETW_E_LIMIT, L->reason = "too many elements";
             return NULL;
         }
-        void *p = etw_calloc(&L->m->al, ncap, sz);
+        size_t more = (size_t)(ncap - x->cap) * sz;
+        L->vec_bytes += more;
+        void *p = etw_mf_within_budget(L) ? etw_calloc(&L->m->al, ncap, sz) : NULL;
         if (!p) {
+            L->vec_bytes -= more; /* L->st says why: ETW_E_LIMIT over the bound */
             if (L->st == ETW_OK) L->st = ETW_E_NOMEM, L->reason = "out of memory";
             return NULL;
         }
@@ -62,7 +79,8 @@ void *etw_mf_vec_push(loader *L, vec *x, size_t sz) {
     return r;
 }
 
-void etw_mf_vec_free(loader *L, vec *x) {
+void etw_mf_vec_free(loader *L, vec *x, size_t sz) {
+    L->vec_bytes -= (size_t)x->cap * sz;
     etw_free(&L->m->al, x->v);
     x->v = NULL;
     x->n = x->cap = 0;
@@ -232,7 +250,24 @@ static p_named *push_named(loader *L, vec *v, const XML_Char **atts, const char 
 static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **atts) {
     loader *L = ud;
     if (L->st != ETW_OK) return;
-    uint8_t parent = L->depth == 0 ? K_ROOT : L->depth <= MAX_DEPTH ? L->kinds[L->depth - 1] : K_IGNORE;
+    /* Stop, not skip: expat keeps every open element (its name and
+     * bindings), so skipping deeper ones still cost memory (10^6 nested
+     * elements: 290 MB). */
+    if (L->depth >= MAX_DEPTH) {
+        stop(L, ETW_E_LIMIT, "elements are nested more than " ETW_MF_STR(MAX_DEPTH) " deep (the limit)");
+        return;
+    }
+    for (int i = 0; atts[i]; i += 2) {
+        if (strlen(atts[i + 1]) > MAX_ATTR_BYTES) {
+            stop(L, ETW_E_LIMIT, "an attribute value is longer than 1 MiB (the limit)");
+            return;
+        }
+    }
+    if (!etw_mf_within_budget(L)) {
+        stop(L, L->st, L->reason);
+        return;
+    }
+    uint8_t parent = L->depth == 0 ? K_ROOT : L->kinds[L->depth - 1];
     uint8_t k = parent == K_IGNORE ? K_IGNORE : child_kind(parent, etw_mf_local(name));
     p_provider *pp = cur_prov(L);
     switch (k) {
@@ -374,8 +409,7 @@ static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **at
     default:
         break;
     }
-    if (L->depth < MAX_DEPTH) L->kinds[L->depth] = k;
-    L->depth++;
+    L->kinds[L->depth++] = k;
 }
 
 static void XMLCALL on_end(void *ud, const XML_Char *name) {
@@ -383,7 +417,6 @@ static void XMLCALL on_end(void *ud, const XML_Char *name) {
     (void)name;
     if (L->st != ETW_OK || L->depth == 0) return;
     L->depth--;
-    if (L->depth >= MAX_DEPTH) return;
     switch (L->kinds[L->depth]) {
     case K_PROVIDER: L->cur_prov = -1; break;
     case K_TEMPLATE: L->cur_tmpl = -1; L->sdepth = 0; break;

@@ -779,13 +779,14 @@ etw_status etw_wevt_load_blob(etw_manifest_set *m, const uint8_t *blob, size_t l
     for (uint32_t i = 0; i < n && st == ETW_OK; i++) {
         const uint8_t *e = blob + CRIM_HEADER + i * CRIM_PROVIDER;
         etw_guid g = etw_guid_at(e);
-        if (!read_provider(&w, &g, etw_le32(e + 16))) st = ETW_E_NOMEM;
+        if (!read_provider(&w, &g, etw_le32(e + 16))) st = L.st != ETW_OK ? L.st : ETW_E_NOMEM;
     }
-    if (st == ETW_OK) {
-        const char *org = L.doc->origin;
-        st = etw_mf_commit(&L, providers);
-        if (st != ETW_OK) etw_mf_diag(m, st, org, 0, "%s; nothing of it is loaded", etw_strerror(st));
-    }
+    const char *org = L.doc->origin;
+    if (st == ETW_OK) st = etw_mf_commit(&L, providers);
+    /* ETW_E_LIMIT: the load's memory bound (L.reason) */
+    if (st != ETW_OK)
+        etw_mf_diag(m, st, org, 0, "%s; nothing of it is loaded",
+                    L.st != ETW_OK && L.reason ? L.reason : etw_strerror(st));
     etw_free(&m->al, w.text);
     etw_mf_loader_free(&L);
     return st;

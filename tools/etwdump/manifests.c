@@ -8,7 +8,10 @@
  * counted, by kind, into one summary line per folder printed at the end of
  * the run; --verbose prints each as well. None of them changes the exit
  * status: a manifest is not trace data. A -m path that cannot be read stops
- * the run (exit 2) before anything is decoded.
+ * the run (exit 2) before anything is decoded: a path that does not open,
+ * and a file named directly that loads nothing because it is malformed or
+ * over a limit (its reason is said even with --quiet, which quiets reports
+ * of damaged data, not fatal input errors).
  *
  * The decoders of -j workers report from their threads: a spin lock (the
  * messages are few) guards the counts. */
@@ -51,6 +54,10 @@ struct manifests {
     atomic_flag lock;
     uint64_t *seen; /* message hashes, open addressing; 0 is empty */
     size_t nseen;
+    /* --quiet: the last problem of a file named directly, not printed; said
+     * when that file turns out not to load at all (then fatal) */
+    char held[FIRST_MAX];
+    int held_said;
 };
 
 static void lock(manifests *ms) {
@@ -111,7 +118,10 @@ void on_manifest_diag(void *ctx, const etw_diag *d) {
         /* a file named directly that redeclares a provider says so itself
          * when it loads ("replaces the one loaded from") */
         if (!g && d->status == ETW_OK && strstr(d->message, "is declared again")) say = 0;
-        if (ms->quiet && d->status != ETW_E_IO) say = 0;
+        if (ms->quiet && d->status != ETW_E_IO) {
+            say = 0;
+            if (!g && d->status != ETW_OK) snprintf(ms->held, sizeof ms->held, "%s", d->message);
+        }
         if (g) {
             int k = kind_of(d);
             if (k >= 0) {
@@ -170,8 +180,18 @@ int manifests_attach(manifests *ms, etw_decoder *dec) {
         fprintf(stderr, "etwdump: out of memory\n");
         return EXIT_FATAL;
     }
-    /* ETW_E_IO: a named file went away since the catalog read it */
-    return st == ETW_E_IO ? EXIT_FATAL : EXIT_CLEAN;
+    if (st == ETW_OK) return EXIT_CLEAN;
+    /* A file named directly loaded nothing: malformed, over a limit, or
+     * gone since the catalog read it (ETW_E_IO, said as it came). It was
+     * reported when it failed, unless --quiet held the reason back. */
+    lock(ms);
+    if (ms->quiet && st != ETW_E_IO && !ms->held_said) {
+        ms->held_said = 1;
+        if (ms->held[0]) fprintf(stderr, "etwdump: %s\n", ms->held);
+        else fprintf(stderr, "etwdump: a manifest cannot be read: %s\n", etw_strerror(st));
+    }
+    unlock(ms);
+    return EXIT_FATAL;
 }
 
 void manifests_summary(manifests *ms) {

@@ -145,7 +145,8 @@ static const char usage_text[] =
     "                       file with its kind's columns only. At most 64 files\n"
     "                       are open at once (the others reopened to append) and\n"
     "                       65536 kinds; read on one thread (the trace's order)\n"
-    "  -q, --quiet          do not report damaged data on standard error\n"
+    "  -q, --quiet          do not report damaged data on standard error (fatal\n"
+    "                       errors, such as a -m manifest that cannot be read, are said)\n"
     "  --verbose            report each problem of the manifests of -m folders\n"
     "                       (by default: one summary line per folder)\n"
     "  -h, --help           show this help\n"
@@ -197,7 +198,8 @@ static const char usage_text[] =
     "exit status: 0 all data read; 1 some data was damaged and skipped (each\n"
     "problem is reported on standard error with its file offset), or a file of\n"
     "several could not be read (a manifest's problems never count); 2 no file\n"
-    "could be read, a -m path cannot be read, or the command line is wrong; 130 stopped by Ctrl-C (the output ends with a complete line). A\n"
+    "could be read, a -m path cannot be read (a file named with -m that does not\n"
+    "load: malformed or over a limit), or the command line is wrong; 130 stopped by Ctrl-C (the output ends with a complete line). A\n"
     "closed pipe (etwdump ... | head) ends the run quietly.\n";
 
 /* Every option: its long name, its short letter (0: none), whether it takes
