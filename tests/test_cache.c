@@ -1195,26 +1195,28 @@ static void test_tl_negative(void) {
     memcpy(k2, k, sizeof k);
     k2[sizeof k2 - 1] ^= 1u;
     uint64_t h = etw_cache_hash(k, sizeof k);
-    ETW_CHECK(etw_cache_tl_miss_known(c, k, sizeof k, h) == NULL);
-    etw_cache_tl_miss_note(c, k, sizeof k, h, "bad field");
-    ETW_CHECK_STR(etw_cache_tl_miss_known(c, k, sizeof k, h), "bad field");
-    ETW_CHECK(etw_cache_tl_miss_known(c, k2, sizeof k2, h) == NULL); /* same hash, other bytes */
-    ETW_CHECK(etw_cache_tl_miss_known(c, k, sizeof k - 1, h) == NULL);
+    etw_status st = ETW_OK;
+    ETW_CHECK(etw_cache_tl_miss_known(c, k, sizeof k, h, &st) == NULL);
+    etw_cache_tl_miss_note(c, k, sizeof k, h, "bad field", ETW_E_TRUNCATED);
+    ETW_CHECK_STR(etw_cache_tl_miss_known(c, k, sizeof k, h, &st), "bad field");
+    ETW_CHECK_INT(st, ETW_E_TRUNCATED);
+    ETW_CHECK(etw_cache_tl_miss_known(c, k2, sizeof k2, h, NULL) == NULL); /* same hash, other bytes */
+    ETW_CHECK(etw_cache_tl_miss_known(c, k, sizeof k - 1, h, NULL) == NULL);
     /* the descriptor negative cache is another table */
     ETW_CHECK(!etw_cache_miss_known(c, k, 19, etw_cache_hash(k, 19)));
     etw_cache_miss_clear(c); /* does not forget TraceLogging misses */
-    ETW_CHECK_STR(etw_cache_tl_miss_known(c, k, sizeof k, h), "bad field");
+    ETW_CHECK_STR(etw_cache_tl_miss_known(c, k, sizeof k, h, NULL), "bad field");
     /* 5000 distinct 4000-byte keys: 20 MB noted, at most 1 MiB kept */
     long most = 0;
     for (uint32_t i = 0; i < 5000; i++) {
         memcpy(k2, &i, sizeof i);
-        etw_cache_tl_miss_note(c, k2, sizeof k2, etw_cache_hash(k2, sizeof k2), "x");
+        etw_cache_tl_miss_note(c, k2, sizeof k2, etw_cache_hash(k2, sizeof k2), "x", ETW_E_CORRUPT);
         if (t.live > most) most = t.live;
     }
     ETW_CHECK(most <= 1 + (long)(((size_t)1 << 20) / sizeof k2) + 1);
     uint32_t last = 4999;
     memcpy(k2, &last, sizeof last);
-    ETW_CHECK_STR(etw_cache_tl_miss_known(c, k2, sizeof k2, etw_cache_hash(k2, sizeof k2)), "x");
+    ETW_CHECK_STR(etw_cache_tl_miss_known(c, k2, sizeof k2, etw_cache_hash(k2, sizeof k2), NULL), "x");
     etw_cache_free(c);
     ETW_CHECK_INT(t.live, 0);
 }

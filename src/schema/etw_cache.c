@@ -182,6 +182,7 @@ typedef struct tl_miss_slot {
     uint8_t *key; /* NULL: empty */
     size_t len;
     const char *why; /* the parser's reason (a string literal) */
+    etw_status status;
 } tl_miss_slot;
 
 struct etw_cache {
@@ -896,14 +897,19 @@ static inline size_t tl_miss_index(const etw_cache *c, uint64_t hash) {
     return (size_t)(((hash ^ c->salt) * FIB64) >> TL_MISS_SHIFT);
 }
 
-const char *etw_cache_tl_miss_known(const etw_cache *c, const void *key, size_t len, uint64_t hash) {
+const char *etw_cache_tl_miss_known(const etw_cache *c, const void *key, size_t len, uint64_t hash,
+                                    etw_status *status) {
     if (!c || !key || !len) return NULL;
     const tl_miss_slot *s = &c->tl_miss[tl_miss_index(c, hash)];
-    if (s->key && s->hash == hash && s->len == len && memcmp(s->key, key, len) == 0) return s->why;
+    if (s->key && s->hash == hash && s->len == len && memcmp(s->key, key, len) == 0) {
+        if (status) *status = s->status;
+        return s->why;
+    }
     return NULL;
 }
 
-void etw_cache_tl_miss_note(etw_cache *c, const void *key, size_t len, uint64_t hash, const char *why) {
+void etw_cache_tl_miss_note(etw_cache *c, const void *key, size_t len, uint64_t hash, const char *why,
+                            etw_status status) {
     if (!c || !key || !len || len > TL_MISS_BYTES) return;
     tl_miss_slot *s = &c->tl_miss[tl_miss_index(c, hash)];
     if (s->key) {
@@ -919,5 +925,6 @@ void etw_cache_tl_miss_note(etw_cache *c, const void *key, size_t len, uint64_t 
     s->len = len;
     s->hash = hash;
     s->why = why ? why : "undecodable";
+    s->status = status;
     c->tl_miss_bytes += len;
 }

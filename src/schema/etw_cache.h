@@ -121,9 +121,11 @@ void etw_cache_miss_clear(etw_cache *c);
 /* TraceLogging metadata no parse could make a schema of: keys of any
  * length, compared in full, in a fixed number of slots whose key copies
  * stay under 1 MiB together; known returns the reason noted (NULL: not
- * known). Not emptied by etw_cache_miss_clear: a parse does not depend on
+ * known) and sets *status to the status noted. Not emptied by etw_cache_miss_clear: a parse does not depend on
  * what the sources learn. */
-const char *etw_cache_tl_miss_known(const etw_cache *c, const void *key, size_t len, uint64_t hash);
-void etw_cache_tl_miss_note(etw_cache *c, const void *key, size_t len, uint64_t hash, const char *why);
+const char *etw_cache_tl_miss_known(const etw_cache *c, const void *key, size_t len, uint64_t hash,
+                                    etw_status *status);
+void etw_cache_tl_miss_note(etw_cache *c, const void *key, size_t len, uint64_t hash, const char *why,
+                            etw_status status);
 
 #endif

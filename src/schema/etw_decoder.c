@@ -260,11 +260,12 @@ static etw_status resolve_tracelogging(etw_decoder *d, const etw_event *ev, cons
         return ETW_OK;
     }
     d->stats.misses++;
-    const char *reason = etw_cache_tl_miss_known(d->cache, meta->data, meta->size, h);
+    etw_status known = ETW_OK;
+    const char *reason = etw_cache_tl_miss_known(d->cache, meta->data, meta->size, h, &known);
     if (reason) { /* this metadata failed before: the same answer, no parse */
         d->stats.negative_hits++;
         snprintf(d->why, sizeof d->why, "bad TraceLogging metadata: %s", reason);
-        return fail(d, ETW_E_CORRUPT, why);
+        return fail(d, known, why);
     }
     etw_schema draft;
     etw_status st = etw_tl_parse(meta->data, meta->size, &d->tl, &draft, &reason);
@@ -282,9 +283,10 @@ static etw_status resolve_tracelogging(etw_decoder *d, const etw_event *ev, cons
     }
     if (st == ETW_OK) st = refs_reserve(d, s->prop_count);
     if (st != ETW_OK) {
-        /* undecodable metadata fails the same way next time (memory
-         * failures are not remembered: they may pass) */
-        if (st == ETW_E_CORRUPT && reason) etw_cache_tl_miss_note(d->cache, meta->data, meta->size, h, reason);
+        /* undecodable metadata fails the same way next time (a memory
+         * failure is not remembered: it may pass) */
+        if (st != ETW_E_NOMEM && st != ETW_E_INVALID_ARG && reason)
+            etw_cache_tl_miss_note(d->cache, meta->data, meta->size, h, reason, st);
         snprintf(d->why, sizeof d->why, "bad TraceLogging metadata: %s",
                  reason ? reason : etw_strerror(st));
         return fail(d, st, why);

@@ -217,6 +217,7 @@ static int scan_parallel(session *s, etw_stats *stats) {
     po.threads = worker_threads(o);
     po.decoder.on_diag = on_decoder_diag;
     po.decoder.lang = s->o->lang;
+    po.decoder.tl_cache_bytes = o->tl_cache_bytes;
     po.decoder.diag_ctx = s->dc;
     po.decoder.no_default_manifests = o->no_default_manifests;
     po.decoder.on_manifest_diag = on_manifest_diag;

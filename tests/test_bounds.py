@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Issue 23's hostile inputs (items 2, 3, 4, 6), built here with etlwrite.py
+(nothing large is committed): memory and time stay bounded, and what is
+decoded is right.
+
+usage: test_bounds.py ETWDUMP DATA_DIR
+"""
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import etlwrite  # noqa: E402
+
+ETWDUMP, DATA = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None
+FAILED = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        FAILED.append(what)
+
+
+def run_rss(*args, timeout=300):
+    """rc, stdout bytes, stderr bytes, seconds, peak RSS (KiB) of this run.
+    The child is started by subprocess (vfork/posix_spawn: it does not start
+    as a copy of this process's pages) and reaped here with wait4 for its own
+    rusage."""
+    t0 = time.monotonic()
+    with tempfile.TemporaryFile() as o, tempfile.TemporaryFile() as e:
+        p = subprocess.Popen([ETWDUMP, *args], stdout=o, stderr=e, close_fds=True)
+        _, status, ru = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        secs = time.monotonic() - t0
+        o.seek(0)
+        e.seek(0)
+        return p.returncode, o.read(), e.read(), secs, ru.ru_maxrss
+
+
+# --- TraceLogging metadata, written from the format (TraceLoggingProvider.h:
+# u16 size, event tags byte, event name NUL, then per field name NUL and one
+# in-type byte) ---------------------------------------------------------------
+TL_UINT32 = 8
+EXT_SCHEMA_TL = 11
+PROV = uuid.UUID("4f50731a-89cf-4782-b3e0-dce8c90476ba")
+
+
+def tl_meta(event, fields):
+    body = b"\0" + event.encode() + b"\0"
+    for name, intype in fields:
+        body += name.encode() + b"\0" + bytes([intype])
+    return struct.pack("<H", 2 + len(body)) + body
+
+
+def tl_event(i, event, fields, values):
+    return {"provider": PROV, "ts": i, "pid": 100, "tid": 200,
+            "ext": [(EXT_SCHEMA_TL, tl_meta(event, fields))],
+            "payload": b"".join(struct.pack("<I", v) for v in values)}
+
+
+def events_of(out):
+    """The events of PROV (not the log-file header)."""
+    evs = [json.loads(line) for line in out.decode().splitlines() if line.startswith("{")]
+    return [e for e in evs if e.get("provider_guid") == str(PROV)]
+
+
+N = 60000  # item 2: distinct TraceLogging schemas
+
+
+def fname(j):
+    return "field_%06d_with_a_longer_name_%d" % (j, j)
+
+
+def make_traces(tmp):
+    """Every hostile trace, written into tmp. Run in a child process: a peak
+    RSS measured for etwdump includes its parent's at the fork, so the
+    parent stays small."""
+
+    # === item 2: a new TraceLogging schema on every event =======================
+    # N one-field schemas, each its own field name; then the first 100 again
+    # (dropped from the cache by then with --tl-cache 1: parsed again, the same
+    # values). The same number of events with ONE schema is the baseline of RSS.
+    churn, same = os.path.join(tmp, "tl_churn.etl"), os.path.join(tmp, "tl_same.etl")
+    evs = [tl_event(i, "E%d" % i, [(fname(i), TL_UINT32)], [i * 3])
+           for i in range(N)]
+    evs += [tl_event(N + j, "E%d" % j, [(fname(j), TL_UINT32)], [j * 3])
+            for j in range(100)]
+    etlwrite.write_etl(churn, evs)
+    etlwrite.write_etl(same, [tl_event(i, "E", [(fname(0), TL_UINT32)], [i])
+                              for i in range(N + 100)])
+    # undecodable metadata (a field name with no NUL) on every event: each event
+    # says why, the same way
+    bad_body = b"\0Bad\0" + b"x" * 100
+    bad_meta = [{"provider": PROV, "ts": i, "ext": [(EXT_SCHEMA_TL, struct.pack("<H", 2 + len(bad_body)) + bad_body)],
+                 "payload": b"\0" * 4} for i in range(2000)]
+    etlwrite.write_etl(os.path.join(tmp, "tl_bad.etl"), bad_meta)
+
+
+if len(sys.argv) == 3 and sys.argv[1] == "--make":
+    make_traces(sys.argv[2])
+    sys.exit(0)
+
+tmp = tempfile.mkdtemp(prefix="etw-bounds-")
+subprocess.run([sys.executable, os.path.abspath(__file__), "--make", tmp], check=True)
+churn, same = os.path.join(tmp, "tl_churn.etl"), os.path.join(tmp, "tl_same.etl")
+badp = os.path.join(tmp, "tl_bad.etl")
+# every RSS first: parsing the output below grows this process, which the
+# next child would inherit as its starting peak
+rc2, out2, err2, secs2, rss_same = run_rss(same)
+rc, out, err, secs, rss_churn = run_rss("--tl-cache", "1", churn)
+rc3, out3, _, _, rss_default = run_rss(churn)
+got = events_of(out)
+want = [("E%d" % j, fname(j), 3 * j) for j in list(range(N)) + list(range(100))]
+ok = rc == 0 and len(got) == len(want) and all(
+    g["event"] == w[0] and g["fields"] == {w[1]: w[2]} for g, w in zip(got, want))
+# the first 100 schemas come back after 60000 others: with --tl-cache 1 they
+# were dropped and are parsed again, with the same fields
+check(ok, "tl-cache 1: all %d events decode with their own field (rc %d, %d events)" % (len(want), rc, len(got)))
+check(rc2 == 0 and rc3 == 0 and out3 == out, "tl-cache: the default budget gives the same output")
+print("     RSS: one schema %d KiB, %d schemas with --tl-cache 1: %d KiB, default: %d KiB"
+      % (rss_same, N, rss_churn, rss_default))
+check(rss_churn < rss_same + 4 * 1024,
+      "tl-cache 1: %d schemas cost at most 4 MiB over one schema (%d KiB vs %d KiB)" % (N, rss_churn, rss_same))
+# --schemas: a schema parsed again after it was dropped is the same entry
+rc, out, err, _, _ = run_rss("--schemas", "--tl-cache", "1", churn)
+sc = json.loads(out)["schemas"] if rc == 0 else []
+counts = sorted(s["events"] for s in sc)
+check(len(sc) == N and counts[-100:] == [2] * 100 and counts[0] == 1,
+      "--schemas with --tl-cache 1: %d schemas (want %d), the 100 used twice counted twice" % (len(sc), N))
+for bad in ("0", "x", "-1", "99999999999"):
+    rc, out, err, _, _ = run_rss("--tl-cache", bad, same)
+    check(rc == 2 and b"--tl-cache" in err, "--tl-cache %s refused (rc %d)" % (bad, rc))
+
+# undecodable metadata on every event: each event says why, the same way
+# (the negative cache answers all but the first)
+rc, out, err, _, _ = run_rss(badp)
+got = events_of(out)
+errs = {g.get("error") for g in got}
+check(len(got) == 2000 and len(errs) == 1 and None not in errs and "TraceLogging" in next(iter(errs)),
+      "undecodable TraceLogging metadata: every event has the same error (%r)" % list(errs)[:2])
+
+if FAILED:
+    print("%d failed" % len(FAILED))
+    sys.exit(1)
+print("all passed")
