@@ -28,10 +28,10 @@ def check(cond, what):
 
 
 def run_rss(*args, timeout=300):
-    """rc, stdout bytes, stderr bytes, seconds, peak RSS (KiB) of this run.
-    The child is started by subprocess (vfork/posix_spawn: it does not start
-    as a copy of this process's pages) and reaped here with wait4 for its own
-    rusage."""
+    """rc, stdout bytes, stderr bytes, seconds, peak RSS (KiB) of this run,
+    reaped here with wait4 for the child's own rusage. Linux carries the
+    parent's peak at the fork into the child's, so measure before this
+    process holds much (rss() below, with the output thrown away)."""
     t0 = time.monotonic()
     with tempfile.TemporaryFile() as o, tempfile.TemporaryFile() as e:
         p = subprocess.Popen([ETWDUMP, *args], stdout=o, stderr=e, close_fds=True)
@@ -41,6 +41,15 @@ def run_rss(*args, timeout=300):
         o.seek(0)
         e.seek(0)
         return p.returncode, o.read(), e.read(), secs, ru.ru_maxrss
+
+
+def rss(*args, timeout=300):
+    """rc, seconds, peak RSS (KiB); the output is thrown away."""
+    t0 = time.monotonic()
+    p = subprocess.Popen([ETWDUMP, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, ru = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return p.returncode, time.monotonic() - t0, ru.ru_maxrss
 
 
 # --- TraceLogging metadata, written from the format (TraceLoggingProvider.h:
@@ -112,9 +121,11 @@ churn, same = os.path.join(tmp, "tl_churn.etl"), os.path.join(tmp, "tl_same.etl"
 badp = os.path.join(tmp, "tl_bad.etl")
 # every RSS first: parsing the output below grows this process, which the
 # next child would inherit as its starting peak
-rc2, out2, err2, secs2, rss_same = run_rss(same)
-rc, out, err, secs, rss_churn = run_rss("--tl-cache", "1", churn)
-rc3, out3, _, _, rss_default = run_rss(churn)
+rc2, _, rss_same = rss(same)
+_, _, rss_churn = rss("--tl-cache", "1", churn)
+_, _, rss_default = rss(churn)
+rc, out, err, secs, _ = run_rss("--tl-cache", "1", churn)
+rc3, out3, _, _, _ = run_rss(churn)
 got = events_of(out)
 want = [("E%d" % j, fname(j), 3 * j) for j in list(range(N)) + list(range(100))]
 ok = rc == 0 and len(got) == len(want) and all(
