@@ -527,6 +527,25 @@ static void load_fail(etw_buffer_load *L, etw_status err, uint64_t off, const ch
     L->has_diag = 1;
 }
 
+/* A read of `want` bytes at off, all of them within the size the input had
+ * at open, gave `got` < want: the file was cut shorter while it was read
+ * (pread; a mapping would have raised SIGBUS). A read error, said as such,
+ * not damage at offsets past the new end. */
+static etw_status load_shrunk(const etw_reader *r, etw_buffer_load *L, uint64_t off, long long got,
+                              size_t want) {
+    char text[sizeof L->msg];
+    snprintf(text, sizeof text, "read error: the file changed size while read (%llu of %zu bytes; %llu at open)",
+             (unsigned long long)(got < 0 ? 0 : got), want, (unsigned long long)r->in.size);
+    load_fail(L, ETW_E_IO, off, text);
+    return ETW_E_IO;
+}
+
+/* The bytes of [off, off + n) that lie within the input's size at open. */
+static size_t within(const etw_reader *r, uint64_t off, size_t n) {
+    if (off >= r->in.size) return 0;
+    return r->in.size - off < n ? (size_t)(r->in.size - off) : n;
+}
+
 /* Read (and decompress) buffer bi into L. Touches only L: the index and the
  * input are not changed after open, so loads of one reader may run on
  * several threads at once when the input's read_at may (pread, memory). */
@@ -556,6 +575,8 @@ etw_status etw_reader_load_buffer(const etw_reader *r, const etw_allocator *a, u
             load_fail(L, ETW_E_IO, b->offset, "buffer could not be read");
             return ETW_E_IO;
         }
+        if ((size_t)k < within(r, b->offset, b->data_end))
+            return load_shrunk(r, L, b->offset, k, within(r, b->offset, b->data_end));
         L->data = L->mem;
         L->end = (uint32_t)k;
         return ETW_OK;
@@ -575,6 +596,8 @@ etw_status etw_reader_load_buffer(const etw_reader *r, const etw_allocator *a, u
             load_fail(L, ETW_E_IO, b->offset, "buffer could not be read");
             return ETW_E_IO;
         }
+        if ((size_t)k < within(r, b->offset, b->disk_size))
+            return load_shrunk(r, L, b->offset, k, within(r, b->offset, b->disk_size));
         got = (size_t)k;
         in = L->tmp;
     }
