@@ -86,6 +86,51 @@ def fname(j):
     return "field_%06d_with_a_longer_name_%d" % (j, j)
 
 
+
+CUT_PROV = uuid.UUID("0d1c2b3a-4958-4676-8594-a3b2c1d0e0f1")
+CUT_FAKE_EVENT = 41  # the cpu-1 event whose payload holds the fake header
+
+
+def cut_layout():
+    """The events (ids 0..119, even ones on cpu 0, odd on cpu 1), where
+    each cpu-1 record starts and ends in the file, where the fake header
+    lies and where the file is cut: computed from etlwrite's layout (the
+    header buffer, then cpu 0's buffer, then cpu 1's, each 64 KiB)."""
+    evs, spans = [], {}
+    at = 2 * etlwrite.BUFFER_SIZE + etlwrite.BUFFER_HEADER  # cpu 1's first record
+    fake_at = None
+    for i in range(120):
+        payload = bytes((i * 7 + k) & 0xFF for k in range(200))
+        if i == CUT_FAKE_EVENT:
+            payload = b"\x11" * 16 + b"\0" * 0x48 + payload[0x58:]  # the fake header, filled in below
+        evs.append({"provider": CUT_PROV, "id": i, "ts": 10 * i, "pid": 4, "tid": 8, "cpu": i % 2,
+                    "payload": payload})
+        if i % 2:
+            size = etlwrite.EVENT_HEADER_SIZE + len(payload)
+            spans[i] = (at, at + size)
+            if i == CUT_FAKE_EVENT:
+                fake_at = at + etlwrite.EVENT_HEADER_SIZE + 16
+            at += (size + 7) & ~7
+    # the cut: in the middle of the 12th cpu-1 record after the fake one
+    victim = CUT_FAKE_EVENT + 2 * 12
+    cut = spans[victim][0] + 100
+    fake = struct.pack("<IIIIqqQHHIIHH16s", cut - fake_at, 0x48, 0x48, 0, 0, 7, 0, 145, 0x99, 3, 0x48,
+                       0x20, 0, b"\0" * 16)
+    p = bytearray(evs[CUT_FAKE_EVENT]["payload"])
+    p[16:16 + 0x48] = fake
+    evs[CUT_FAKE_EVENT]["payload"] = bytes(p)
+    return evs, spans, cut
+
+
+def cut_events(tmp):
+    evs, spans, cut = cut_layout()
+    full = os.path.join(tmp, "cut_full.etl")
+    etlwrite.write_etl(full, evs, cpus=2)
+    data = open(full, "rb").read()
+    with open(os.path.join(tmp, "cut.etl"), "wb") as f:
+        f.write(data[:cut])
+
+
 def make_traces(tmp):
     """Every hostile trace, written into tmp. Run in a child process: a peak
     RSS measured for etwdump includes its parent's at the fork, so the
@@ -109,6 +154,12 @@ def make_traces(tmp):
     bad_meta = [{"provider": PROV, "ts": i, "ext": [(EXT_SCHEMA_TL, struct.pack("<H", 2 + len(bad_body)) + bad_body)],
                  "payload": b"\0" * 4} for i in range(2000)]
     etlwrite.write_etl(os.path.join(tmp, "tl_bad.etl"), bad_meta)
+
+    # === item 4: a buffer cut by the end of the file, with a header-like
+    # pattern inside it (an empty buffer's header: logger 0x99, processor
+    # 145, its BufferSize reaching exactly the cut) in an event's binary
+    # payload. Two processors; cpu 1's buffer is the last in the file.
+    cut_events(tmp)
 
 
 if len(sys.argv) == 3 and sys.argv[1] == "--make":
@@ -155,6 +206,23 @@ got = events_of(out)
 errs = {g.get("error") for g in got}
 check(len(got) == 2000 and len(errs) == 1 and None not in errs and "TraceLogging" in next(iter(errs)),
       "undecodable TraceLogging metadata: every event has the same error (%r)" % list(errs)[:2])
+
+# === item 4: every record wholly before the cut survives, with its cpu ======
+_, spans, cut = cut_layout()
+rc, full_out, _, _, _ = run_rss("--no-progress", os.path.join(tmp, "cut_full.etl"))
+rc2, cut_out, cut_err, _, _ = run_rss("--no-progress", os.path.join(tmp, "cut.etl"))
+full_ev = {e["id"]: e for e in map(json.loads, full_out.decode().splitlines()) if e.get("provider_guid") == str(CUT_PROV)}
+cut_ev = [e for e in map(json.loads, cut_out.decode().splitlines()) if e.get("provider_guid") == str(CUT_PROV)]
+whole = [i for i in range(120) if i % 2 == 0 or spans[i][1] <= cut]
+check(rc == 0 and len(full_ev) == 120 and {e["cpu"] for e in full_ev.values()} == {0, 1},
+      "cut: the uncut trace has its 120 events on cpus 0 and 1")
+check(sorted(e["id"] for e in cut_ev) == whole,
+      "cut: the %d records wholly before the cut come out, no other (got %d)" % (len(whole), len(cut_ev)))
+check(all(e == full_ev[e["id"]] for e in cut_ev),
+      "cut: each is the uncut trace's event, with its true cpu: %r" %
+      sorted({(e["id"], e["cpu"]) for e in cut_ev if e != full_ev.get(e["id"])})[:4])
+check(b"next buffer found" not in cut_err and b"cut by the end of the file" in cut_err,
+      "cut: reported as a buffer cut by the end of the file, not a buffer found inside it: %r" % cut_err[:300])
 
 if FAILED:
     print("%d failed" % len(FAILED))

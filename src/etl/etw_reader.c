@@ -101,6 +101,11 @@ struct etw_reader {
                               * through etw_file_done), or NULL */
     uint32_t max_buffer;
     uint32_t lf_buffer_size; /* the log-file header's BufferSize when usable, else 0 */
+    /* While resync searches inside a buffer cut by the end of the file: that
+     * buffer's header (a candidate before cut_end must agree with it). */
+    int cut_active;
+    uint64_t cut_end;
+    etw_buffer_header cut;
     uint32_t decomp_cap;     /* most bytes one compressed buffer decompresses to */
 
     buf_entry *bufs;
@@ -290,6 +295,23 @@ static int confirmed(etw_reader *r, uint64_t off, const etw_buffer_header *h) {
     return next == r->in.size || (next < r->in.size && plausible_at(r, next, 0, &nh));
 }
 
+/* A candidate header inside a buffer that the end of the file cut (its
+ * BufferSize runs past the end): whatever lies there was written as that
+ * buffer's data, so a header-like pattern in it is believed only when it
+ * agrees with what is known already: the cut buffer's logger, a processor
+ * the log-file header counts, and the trace's buffer size where the cut
+ * buffer has it (uncompressed buffers of one trace share it). */
+static int agrees_with_cut(const etw_reader *r, const etw_buffer_header *h) {
+    const etw_buffer_header *c = &r->cut;
+    if (h->logger_id != c->logger_id) return 0;
+    uint32_t nproc = r->lf.number_of_processors;
+    if (nproc && (h->flags & ETW_BUFFER_FLAG_PROC_INDEX) && h->cpu >= nproc) return 0;
+    if (r->lf_buffer_size && c->buffer_size == r->lf_buffer_size &&
+        !((h->flags | c->flags) & ETW_BUFFER_FLAG_COMPRESSED) && h->buffer_size != r->lf_buffer_size)
+        return 0;
+    return 1;
+}
+
 /* After damage at `from`: the offset of the next believable buffer header,
  * or the input size when there is none. The input is read in windows that
  * overlap by PROBE_BYTES and every candidate is judged in memory: the cost
@@ -327,6 +349,7 @@ static uint64_t resync(etw_reader *r, uint64_t from) {
                 continue;
             size_t n = got - i < PROBE_BYTES ? got - i : PROBE_BYTES;
             if (!judge(r, p, n, left - i, 1, &h)) continue;
+            if (r->cut_active && base + i < r->cut_end && !agrees_with_cut(r, &h)) continue;
             if (confirmed(r, base + i, &h)) return base + i;
             if (first == r->in.size) {
                 first = base + i;
@@ -416,7 +439,12 @@ static uint64_t chain_next(etw_reader *r, uint64_t off, const etw_buffer_header 
         *extent = lf;
         return off + lf;
     }
+    /* a buffer the end of the file cuts: what follows its data is its own */
+    r->cut_active = sized && size > left;
+    r->cut_end = off + size;
+    r->cut = *h;
     uint64_t found = resync(r, off + own);
+    r->cut_active = 0;
     *extent = found - off;
     if (!sized) {
         snprintf(r->msg, sizeof r->msg, "buffer size %u is not usable; next buffer found %llu bytes on", size,
