@@ -80,6 +80,7 @@ def events_of(out):
 
 
 N = 60000  # item 2: distinct TraceLogging schemas
+TINY = 50000  # item 3: buffers of 160 bytes
 
 
 def fname(j):
@@ -192,6 +193,10 @@ def make_traces(tmp):
     # payload. Two processors; cpu 1's buffer is the last in the file.
     cut_events(tmp)
 
+    # === item 3: 50000 buffers of 160 bytes (one event each), and 50000 empty
+    tiny_trace(os.path.join(tmp, "tiny.etl"), TINY)
+    tiny_trace(os.path.join(tmp, "tiny_empty.etl"), TINY, empty=True)
+
 
 if len(sys.argv) == 3 and sys.argv[1] == "--make":
     make_traces(sys.argv[2])
@@ -284,6 +289,29 @@ cpus = collections.Counter(json.loads(x)["cpu"] for x in cut_lines)
 check(cpus == collections.Counter(r.cpu for r in whole),
       "real cut: events by cpu as the records' buffers say: %r" % sorted(cpus.items())[:6])
 check(b"next buffer found" not in cut_err, "real cut: no buffer found inside the cut one: %r" % cut_err[:200])
+
+# === item 3: tiny buffers: every event, in order, on its cpu; -j 2 no slower
+# than -j 1 (the pipeline runs such an input on one thread); empty ones quiet
+tiny = os.path.join(tmp, "tiny.etl")
+times = {}
+for j in ("1", "2"):
+    rc, t1, _ = rss("-j", j, tiny)
+    rc2, t2, _ = rss("-j", j, tiny)
+    times[j] = min(t1, t2)
+print("     tiny buffers: -j 1 %.2f s, -j 2 %.2f s" % (times["1"], times["2"]))
+check(times["2"] <= times["1"] * 1.3 + 0.2, "tiny buffers: -j 2 no slower than -j 1")
+want = []
+for i in range(TINY):
+    want.append((i & 0xFFFF, i % 2))
+for args in (["-j", "1"], ["-j", "2"], ["--map"]):
+    rc, out, err, _, _ = run_rss(*args, tiny)
+    got = [(e["id"], e["cpu"]) for e in map(json.loads, out.decode().splitlines())
+           if e.get("provider_guid") == str(CUT_PROV)]
+    check(rc == 0 and got == want and not err, "tiny buffers %s: all %d events in order on their cpu, no problem (%d, %r)"
+          % (" ".join(args), TINY, len(got), err[:200]))
+rc, out, err, _, _ = run_rss(os.path.join(tmp, "tiny_empty.etl"))
+check(rc == 0 and not err and len(out.decode().splitlines()) == 1,
+      "empty tiny buffers: only the log-file header, no problem reported (rc %d, %r)" % (rc, err[:200]))
 
 if FAILED:
     print("%d failed" % len(FAILED))
