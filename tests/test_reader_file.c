@@ -237,7 +237,62 @@ static void test_resident_pages_bounded(void) {
     remove(path);
 }
 
+/* Issue 23 item 6: a file cut shorter while it is read with pread. The
+ * reader opens a copy of ShutdownPerfDiagLogger.etl (its size and buffer
+ * index taken then), the copy is cut to half after the first event, and the
+ * rest is read: the reader says the file changed size (ETW_E_IO, "changed
+ * size"), at an offset within the new size's last buffer or the first one
+ * past it, and never reports damage at an offset past the new end. */
+typedef struct shrink_diags {
+    int changed, other_past_end, total;
+    uint64_t new_size;
+} shrink_diags;
+
+static void shrink_diag(void *ctx, const etw_diag *d) {
+    shrink_diags *s = ctx;
+    s->total++;
+    if (d->status == ETW_E_IO && strstr(d->message, "changed size")) s->changed++;
+    else if (d->file_offset >= s->new_size) s->other_past_end++;
+}
+
+static void test_file_shrinks(void) {
+    char src[512], path[128];
+    snprintf(src, sizeof src, "%s/ShutdownPerfDiagLogger.etl", ETW_TEST_DATA_DIR);
+    snprintf(path, sizeof path, "/tmp/etwdecode-test-shrink-%ld.etl", (long)getpid());
+    size_t n = 0;
+    uint8_t *bytes = load(src, &n);
+    ETW_CHECK(bytes != NULL);
+    if (!bytes) return;
+    FILE *f = fopen(path, "wb");
+    ETW_CHECK(f && fwrite(bytes, 1, n, f) == n);
+    if (f) fclose(f);
+    free(bytes);
+    shrink_diags sd;
+    memset(&sd, 0, sizeof sd);
+    sd.new_size = (uint64_t)(n / 2);
+    etw_reader_options o;
+    memset(&o, 0, sizeof o);
+    o.no_map = 1;
+    o.on_diag = shrink_diag;
+    o.diag_ctx = &sd;
+    etw_reader *r = NULL;
+    ETW_CHECK_INT(etw_reader_open_file(&r, path, &o), ETW_OK);
+    if (r) {
+        etw_event ev;
+        long long events = 0;
+        ETW_CHECK_INT(etw_reader_next(r, &ev), ETW_OK);
+        ETW_CHECK_INT(truncate(path, (off_t)(n / 2)), 0);
+        while (etw_reader_next(r, &ev) == ETW_OK) events++;
+        ETW_CHECK(events > 0 && events < 17078);
+        ETW_CHECK(sd.changed > 0);
+        ETW_CHECK_INT(sd.other_past_end, 0);
+        etw_reader_close(r);
+    }
+    remove(path);
+}
+
 int main(void) {
+    ETW_RUN(test_file_shrinks);
     ETW_RUN(test_same_events);
     ETW_RUN(test_resident_pages_bounded);
     return ETW_TEST_DONE();

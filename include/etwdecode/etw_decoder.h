@@ -74,7 +74,20 @@ typedef struct etw_decoder_options {
      * unchanged, so it may be called from several threads at once). */
     etw_diag_fn on_manifest_diag;
     void *manifest_diag_ctx;
+    /* Memory budget of the TraceLogging schema cache, in bytes. Every
+     * TraceLogging event carries its schema, so a trace can bring a new one
+     * with each event; the cache keeps them in two generations and drops the
+     * older one whole when the newer one holds half the budget (a dropped
+     * schema is parsed again from its next event). 0: the default
+     * ETW_DECODER_TL_CACHE_DEFAULT (32 MiB); at least ETW_DECODER_TL_CACHE_MIN
+     * (1 MiB), else etw_decoder_new fails with ETW_E_INVALID_ARG. Manifest,
+     * EventSource, metadata and MOF schemas are not counted: they come from
+     * files or from records each decoded once. */
+    size_t tl_cache_bytes;
 } etw_decoder_options;
+
+#define ETW_DECODER_TL_CACHE_DEFAULT ((size_t)32 << 20)
+#define ETW_DECODER_TL_CACHE_MIN ((size_t)1 << 20)
 
 typedef struct etw_decoder_stats {
     uint64_t lookups;        /* events resolved */
@@ -82,7 +95,8 @@ typedef struct etw_decoder_stats {
     uint64_t misses;         /* not in the cache: a source was asked */
     uint64_t negative_hits;  /* answered by the negative cache */
     uint64_t errors;         /* events whose schema could not be had */
-    uint32_t schemas;        /* schemas in the arena */
+    uint32_t schemas;        /* schema ids handed out */
+    uint64_t tl_evicted;     /* TraceLogging schemas dropped to keep tl_cache_bytes */
     uint64_t problems;       /* diagnostics reported through on_diag for data
                               * that was lost (status other than ETW_OK) */
     uint64_t warnings;       /* diagnostics with status ETW_OK: reported, nothing

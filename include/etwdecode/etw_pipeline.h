@@ -200,7 +200,11 @@ const etw_pipeline_stats *etw_pipeline_stats_get(const etw_pipeline *p);
 etw_decoder *etw_pipeline_decoder(etw_pipeline *p, unsigned i);
 
 /* The state worker_new made for thread i, for adding up what a scan
- * counted. NULL when out of range or without worker_new. */
+ * counted. NULL when out of range or without worker_new. The pipeline may
+ * run fewer threads than etw_pipeline_options.threads asks: inputs whose
+ * buffers average under 2 KiB run on the calling thread alone (handing
+ * such buffers between threads cost more than their work); thread 0 always
+ * exists. */
 void *etw_pipeline_worker_state(etw_pipeline *p, unsigned i);
 
 /* The number of processors available to this process (at least 1). */

@@ -56,6 +56,16 @@
 #define PREFETCH_AHEAD 1024u
 /* Window read at a time while searching for the next buffer after damage. */
 #define RESYNC_WINDOW (64u * 1024u)
+/* While the index is built: buffers of at most INDEX_SMALL bytes are probed
+ * through a read-ahead window of INDEX_WINDOW bytes (one read per window
+ * instead of one per buffer: 10^6 buffers of 160 bytes); larger buffers are
+ * probed with one small read each, so the index does not read their data. */
+#define INDEX_SMALL (16u * 1024u)
+#define INDEX_WINDOW (256u * 1024u)
+/* A load of a small uncompressed buffer through pread reads 64 buffers'
+ * worth of the file ahead, at most this much (its stream's next buffers are
+ * usually in it). */
+#define LOAD_WINDOW (64u * 1024u)
 
 /* Out of line where the compiler allows: the rare paths must not make the
  * per-record path save registers and reserve their stack. */
@@ -85,6 +95,9 @@ typedef struct stream {
     uint32_t pos;
     uint8_t *mem;       /* owned storage for data (file input / decompression) */
     size_t mem_cap;
+    uint8_t *ra;        /* owned read-ahead of small buffers (etw_buffer_load) */
+    size_t ra_cap, ra_len;
+    uint64_t ra_off;
     int64_t last_raw;
     int64_t order_ft;   /* order time of ev: the latest FILETIME of the stream so far */
     etw_event ev;       /* the stream's next event */
@@ -101,6 +114,11 @@ struct etw_reader {
                               * through etw_file_done), or NULL */
     uint32_t max_buffer;
     uint32_t lf_buffer_size; /* the log-file header's BufferSize when usable, else 0 */
+    /* While resync searches inside a buffer cut by the end of the file: that
+     * buffer's header (a candidate before cut_end must agree with it). */
+    int cut_active;
+    uint64_t cut_end;
+    etw_buffer_header cut;
     uint32_t decomp_cap;     /* most bytes one compressed buffer decompresses to */
 
     buf_entry *bufs;
@@ -145,6 +163,13 @@ struct etw_reader {
     uint64_t probe_off;
     size_t probe_len;        /* 0: none */
     uint8_t probe_raw[PROBE_BYTES];
+    /* While the index is built from a file of small buffers: the bytes
+     * [win_off, win_off + win_len) read ahead, so a probe is a copy, not a
+     * system call per buffer (freed when the index is built). */
+    uint8_t *win;
+    size_t win_cap, win_len;
+    uint64_t win_off;
+    uint32_t win_hint; /* the size of the buffer the index is at */
 };
 
 /* --- diagnostics ------------------------------------------------------- */
@@ -269,6 +294,28 @@ static int judge(const etw_reader *r, const uint8_t *raw, size_t n, uint64_t lef
     return etw_record_head_plausible(rec, PROBE_RECORD, avail);
 }
 
+/* n bytes at off (file input): from the read-ahead window when the index
+ * walks buffers of at most INDEX_SMALL bytes, else one read. */
+static long long read_ahead(etw_reader *r, uint64_t off, void *buf, size_t n) {
+    if (r->win_len && off >= r->win_off && off - r->win_off <= r->win_len &&
+        n <= r->win_len - (off - r->win_off)) {
+        memcpy(buf, r->win + (off - r->win_off), n);
+        return (long long)n;
+    }
+    if (r->win_hint > INDEX_SMALL || n > INDEX_WINDOW || !grow(r, &r->win, &r->win_cap, INDEX_WINDOW))
+        return r->in.read_at(r->in.ctx, off, buf, n);
+    r->win_len = 0;
+    uint64_t left = r->in.size > off ? r->in.size - off : 0;
+    size_t want = left < INDEX_WINDOW ? (size_t)left : INDEX_WINDOW;
+    long long k = r->in.read_at(r->in.ctx, off, r->win, want);
+    if (k < 0) return k;
+    r->win_off = off;
+    r->win_len = (size_t)k;
+    size_t c = (size_t)k < n ? (size_t)k : n;
+    memcpy(buf, r->win, c);
+    return (long long)c;
+}
+
 /* judge() at a file offset (one small read for file input). */
 static int plausible_at(etw_reader *r, uint64_t off, int need_size, etw_buffer_header *h) {
     if (off >= r->in.size) return 0;
@@ -276,7 +323,7 @@ static int plausible_at(etw_reader *r, uint64_t off, int need_size, etw_buffer_h
     size_t want = left < PROBE_BYTES ? (size_t)left : PROBE_BYTES;
     if (r->mem) return judge(r, r->mem + off, want, left, need_size, h);
     r->probe_len = 0;
-    if (r->in.read_at(r->in.ctx, off, r->probe_raw, want) != (long long)want) return 0;
+    if (read_ahead(r, off, r->probe_raw, want) != (long long)want) return 0;
     r->probe_off = off;
     r->probe_len = want;
     return judge(r, r->probe_raw, want, left, need_size, h);
@@ -288,6 +335,23 @@ static int confirmed(etw_reader *r, uint64_t off, const etw_buffer_header *h) {
     etw_buffer_header nh;
     uint64_t next = off + h->buffer_size;
     return next == r->in.size || (next < r->in.size && plausible_at(r, next, 0, &nh));
+}
+
+/* A candidate header inside a buffer that the end of the file cut (its
+ * BufferSize runs past the end): whatever lies there was written as that
+ * buffer's data, so a header-like pattern in it is believed only when it
+ * agrees with what is known already: the cut buffer's logger, a processor
+ * the log-file header counts, and the trace's buffer size where the cut
+ * buffer has it (uncompressed buffers of one trace share it). */
+static int agrees_with_cut(const etw_reader *r, const etw_buffer_header *h) {
+    const etw_buffer_header *c = &r->cut;
+    if (h->logger_id != c->logger_id) return 0;
+    uint32_t nproc = r->lf.number_of_processors;
+    if (nproc && (h->flags & ETW_BUFFER_FLAG_PROC_INDEX) && h->cpu >= nproc) return 0;
+    if (r->lf_buffer_size && c->buffer_size == r->lf_buffer_size &&
+        !((h->flags | c->flags) & ETW_BUFFER_FLAG_COMPRESSED) && h->buffer_size != r->lf_buffer_size)
+        return 0;
+    return 1;
 }
 
 /* After damage at `from`: the offset of the next believable buffer header,
@@ -327,6 +391,7 @@ static uint64_t resync(etw_reader *r, uint64_t from) {
                 continue;
             size_t n = got - i < PROBE_BYTES ? got - i : PROBE_BYTES;
             if (!judge(r, p, n, left - i, 1, &h)) continue;
+            if (r->cut_active && base + i < r->cut_end && !agrees_with_cut(r, &h)) continue;
             if (confirmed(r, base + i, &h)) return base + i;
             if (first == r->in.size) {
                 first = base + i;
@@ -341,7 +406,7 @@ static uint64_t resync(etw_reader *r, uint64_t from) {
 static etw_status index_push(etw_reader *r, uint32_t *cap, const buf_entry *e) {
     if (r->nbufs == *cap) {
         uint32_t nc = *cap ? *cap * 2 : 64;
-        buf_entry *nb = etw_calloc(&r->alloc, nc, sizeof *nb);
+        buf_entry *nb = etw_alloc(&r->alloc, (size_t)nc * sizeof *nb);
         if (!nb) return ETW_E_NOMEM;
         if (r->nbufs) memcpy(nb, r->bufs, r->nbufs * sizeof *nb);
         etw_free(&r->alloc, r->bufs);
@@ -416,7 +481,12 @@ static uint64_t chain_next(etw_reader *r, uint64_t off, const etw_buffer_header 
         *extent = lf;
         return off + lf;
     }
+    /* a buffer the end of the file cuts: what follows its data is its own */
+    r->cut_active = sized && size > left;
+    r->cut_end = off + size;
+    r->cut = *h;
     uint64_t found = resync(r, off + own);
+    r->cut_active = 0;
     *extent = found - off;
     if (!sized) {
         snprintf(r->msg, sizeof r->msg, "buffer size %u is not usable; next buffer found %llu bytes on", size,
@@ -483,12 +553,13 @@ static etw_status build_index(etw_reader *r) {
         if (r->probe_len >= sizeof raw && r->probe_off == off) {
             memcpy(raw, r->probe_raw, sizeof raw); /* read when the chain judged it */
         } else {
-            long long k = r->in.read_at(r->in.ctx, off, raw, sizeof raw);
+            long long k = read_ahead(r, off, raw, sizeof raw);
             if (k < (long long)sizeof raw) return ETW_E_IO;
         }
         /* Every offset reached here is a buffer: 0 (read_header found the
          * log-file header there) or one the chain believed. */
         (void)etw_buffer_header_parse(raw, &h, &msg);
+        r->win_hint = h.buffer_size;
         uint64_t extent = 0;
         uint64_t next = chain_next(r, off, &h, &extent);
         buf_entry e = entry_make(r, off, &h, extent);
@@ -499,6 +570,9 @@ static etw_status build_index(etw_reader *r) {
         off = next;
     }
     r->stats.buffers = r->nbufs;
+    etw_free(&r->alloc, r->win);
+    r->win = NULL;
+    r->win_cap = r->win_len = 0;
     bound_decompression(r);
     return r->nbufs ? ETW_OK : ETW_E_NOT_ETL;
 }
@@ -527,6 +601,25 @@ static void load_fail(etw_buffer_load *L, etw_status err, uint64_t off, const ch
     L->has_diag = 1;
 }
 
+/* A read of `want` bytes at off, all of them within the size the input had
+ * at open, gave `got` < want: the file was cut shorter while it was read
+ * (pread; a mapping would have raised SIGBUS). A read error, said as such,
+ * not damage at offsets past the new end. */
+static etw_status load_shrunk(const etw_reader *r, etw_buffer_load *L, uint64_t off, long long got,
+                              size_t want) {
+    char text[sizeof L->msg];
+    snprintf(text, sizeof text, "read error: the file changed size while read (%llu of %zu bytes; %llu at open)",
+             (unsigned long long)(got < 0 ? 0 : got), want, (unsigned long long)r->in.size);
+    load_fail(L, ETW_E_IO, off, text);
+    return ETW_E_IO;
+}
+
+/* The bytes of [off, off + n) that lie within the input's size at open. */
+static size_t within(const etw_reader *r, uint64_t off, size_t n) {
+    if (off >= r->in.size) return 0;
+    return r->in.size - off < n ? (size_t)(r->in.size - off) : n;
+}
+
 /* Read (and decompress) buffer bi into L. Touches only L: the index and the
  * input are not changed after open, so loads of one reader may run on
  * several threads at once when the input's read_at may (pread, memory). */
@@ -547,6 +640,34 @@ etw_status etw_reader_load_buffer(const etw_reader *r, const etw_allocator *a, u
             L->end = (uint32_t)got;
             return ETW_OK;
         }
+        size_t need = within(r, b->offset, b->data_end);
+        if (b->disk_size <= INDEX_SMALL && b->data_end <= INDEX_SMALL) {
+            /* a small buffer: from the read-ahead, filled when it does not
+             * hold the buffer (one read per LOAD_WINDOW of the file) */
+            if (L->ra_src != r) L->ra_len = 0;
+            if (!(L->ra_len && b->offset >= L->ra_off && b->offset - L->ra_off <= L->ra_len &&
+                  need <= L->ra_len - (b->offset - L->ra_off)) &&
+                grow_with(a, &L->ra, &L->ra_cap, LOAD_WINDOW)) {
+                L->ra_len = 0;
+                /* 64 buffers' worth: a window the next loads miss costs
+                 * little more than the buffer alone */
+                size_t span = (size_t)b->disk_size * 64u;
+                if (span > LOAD_WINDOW) span = LOAD_WINDOW;
+                long long k = r->in.read_at(r->in.ctx, b->offset, L->ra, within(r, b->offset, span));
+                if (k > 0) {
+                    L->ra_off = b->offset;
+                    L->ra_len = (size_t)k;
+                    L->ra_src = r;
+                }
+            }
+            if (L->ra_len && b->offset >= L->ra_off && b->offset - L->ra_off <= L->ra_len &&
+                need <= L->ra_len - (b->offset - L->ra_off)) {
+                L->data = L->ra + (b->offset - L->ra_off);
+                L->end = (uint32_t)need;
+                return ETW_OK;
+            }
+            /* no memory for the window, or a short read: read it alone */
+        }
         if (!grow_with(a, &L->mem, &L->mem_cap, b->data_end)) {
             load_fail(L, ETW_E_NOMEM, b->offset, "no memory for a buffer");
             return ETW_E_NOMEM;
@@ -556,6 +677,8 @@ etw_status etw_reader_load_buffer(const etw_reader *r, const etw_allocator *a, u
             load_fail(L, ETW_E_IO, b->offset, "buffer could not be read");
             return ETW_E_IO;
         }
+        if ((size_t)k < within(r, b->offset, b->data_end))
+            return load_shrunk(r, L, b->offset, k, within(r, b->offset, b->data_end));
         L->data = L->mem;
         L->end = (uint32_t)k;
         return ETW_OK;
@@ -575,6 +698,8 @@ etw_status etw_reader_load_buffer(const etw_reader *r, const etw_allocator *a, u
             load_fail(L, ETW_E_IO, b->offset, "buffer could not be read");
             return ETW_E_IO;
         }
+        if ((size_t)k < within(r, b->offset, b->disk_size))
+            return load_shrunk(r, L, b->offset, k, within(r, b->offset, b->disk_size));
         got = (size_t)k;
         in = L->tmp;
     }
@@ -611,6 +736,7 @@ etw_status etw_reader_load_buffer(const etw_reader *r, const etw_allocator *a, u
 void etw_buffer_load_free(const etw_allocator *a, etw_buffer_load *L) {
     etw_free(a, L->mem);
     etw_free(a, L->tmp);
+    etw_free(a, L->ra);
     memset(L, 0, sizeof *L);
 }
 
@@ -638,11 +764,20 @@ static etw_status load_buffer(etw_reader *r, stream *st, uint32_t bi) {
     memset(&L, 0, sizeof L);
     L.mem = st->mem;
     L.mem_cap = st->mem_cap;
+    L.ra = st->ra;
+    L.ra_cap = st->ra_cap;
+    L.ra_len = st->ra_len;
+    L.ra_off = st->ra_off;
+    L.ra_src = r;
     L.tmp = r->tmp;
     L.tmp_cap = r->tmp_cap;
     etw_status s = etw_reader_load_buffer(r, &r->alloc, bi, &L);
     st->mem = L.mem;
     st->mem_cap = L.mem_cap;
+    st->ra = L.ra;
+    st->ra_cap = L.ra_cap;
+    st->ra_len = L.ra_len;
+    st->ra_off = L.ra_off;
     r->tmp = L.tmp;
     r->tmp_cap = L.tmp_cap;
     load_report(r, &L);
@@ -1036,6 +1171,7 @@ static etw_status read_header(etw_reader *r) {
     r->bufs = saved;
     if (loaded != ETW_OK || tmp.end < ETW_BUFFER_HEADER_SIZE) {
         etw_free(&r->alloc, tmp.mem);
+        etw_free(&r->alloc, tmp.ra);
         return loaded == ETW_E_NOMEM ? ETW_E_NOMEM : ETW_E_NOT_ETL;
     }
     etw_event ev;
@@ -1076,6 +1212,7 @@ static etw_status read_header(etw_reader *r) {
     s = ETW_OK;
 done:
     etw_free(&r->alloc, tmp.mem);
+    etw_free(&r->alloc, tmp.ra);
     return s;
 }
 
@@ -1252,8 +1389,12 @@ void etw_reader_close(etw_reader *r) {
     if (!r) return;
     etw_allocator a = r->alloc;
     if (r->streams)
-        for (uint32_t i = 0; i < r->nstreams; i++) etw_free(&a, r->streams[i].mem);
+        for (uint32_t i = 0; i < r->nstreams; i++) {
+            etw_free(&a, r->streams[i].mem);
+            etw_free(&a, r->streams[i].ra);
+        }
     etw_free(&a, r->probe.mem);
+    etw_free(&a, r->probe.ra);
     etw_free(&a, r->streams);
     etw_free(&a, r->merge.tree);
     etw_free(&a, r->merge.leaf);
@@ -1261,6 +1402,7 @@ void etw_reader_close(etw_reader *r) {
     etw_free(&a, r->bufs);
     etw_free(&a, r->lf_payload);
     etw_free(&a, r->tmp);
+    etw_free(&a, r->win);
     if (r->file) etw_file_close(&a, r->file);
     etw_free(&a, r);
 }
@@ -1342,6 +1484,8 @@ etw_status etw_reader_event_at(etw_reader *r, uint64_t buffer_file_offset, uint3
 /* --- for the pipeline (etw_reader_internal.h) ------------------------------ */
 
 uint32_t etw_reader_buffer_count(const etw_reader *r) { return r->nbufs; }
+
+uint64_t etw_reader_input_size(const etw_reader *r) { return r->in.size; }
 
 uint32_t etw_reader_stream_count(const etw_reader *r) { return r->nstreams; }
 

@@ -22,6 +22,13 @@ typedef struct etw_buffer_load {
     size_t mem_cap;
     uint8_t *tmp;   /* compressed input read from a file (owned) */
     size_t tmp_cap;
+    /* Small uncompressed buffers read with pread: the file's bytes
+     * [ra_off, ra_off + ra_len) read ahead (owned), so the next buffers of
+     * the same stretch cost no system call; data may point into it. */
+    uint8_t *ra;
+    size_t ra_cap, ra_len;
+    uint64_t ra_off;
+    const etw_reader *ra_src; /* whose file the window holds (a slot loads from several) */
     uint32_t buf;   /* index of the buffer in the reader's index */
     const uint8_t *data; /* header + records; NULL when it could not be read */
     uint32_t end;
@@ -44,6 +51,8 @@ etw_status etw_reader_load_buffer(const etw_reader *r, const etw_allocator *a, u
 void etw_buffer_load_free(const etw_allocator *a, etw_buffer_load *L);
 
 uint32_t etw_reader_buffer_count(const etw_reader *r);
+/* The input's size in bytes (as at open). */
+uint64_t etw_reader_input_size(const etw_reader *r);
 
 /* The streams the ordered reader merges (one per processor, or one in file
  * order) and the buffers of each, in the order they are read. */

@@ -22,7 +22,9 @@
 #define SEG_MAX 256u
 
 typedef struct seg {
-    const etw_schema *schema; /* NULL: empty slot */
+    const etw_schema *schema; /* NULL: empty slot; never dereferenced (a
+                               * TraceLogging schema may be gone, etw_cache.h) */
+    uint32_t schema_id;       /* with the pointer: ids are never reused */
     etw_guid provider;
     uint64_t keywords;
     uint16_t id, task;
@@ -310,7 +312,7 @@ static seg *seg_find(etw_json *j, const etw_event *ev, const etw_schema *s, int 
     if (!j->segs || !s || ev->ext_count || ev->is_logfile_header || !s->provider_name || !s->event_name)
         return NULL;
     seg *g = &j->segs[s->id % SEG_SLOTS];
-    *hit = g->schema == s && g->id == ev->id && g->version == ev->version && g->level == ev->level &&
+    *hit = g->schema == s && g->schema_id == s->id && g->id == ev->id && g->version == ev->version && g->level == ev->level &&
            g->opcode == ev->opcode && g->task == ev->task && g->channel == ev->channel &&
            g->keywords == ev->keywords && etw_guid_equal(&g->provider, &ev->provider);
     return g;
@@ -323,6 +325,7 @@ static void seg_keep(seg *g, const etw_event *ev, const etw_schema *s, const cha
         return;
     }
     g->schema = s;
+    g->schema_id = s->id;
     g->provider = ev->provider;
     g->keywords = ev->keywords;
     g->id = ev->id;

@@ -47,7 +47,9 @@ static const char *const fixed_names[NFIXED] = {
 /* A schema whose top-level properties' columns are remembered: pool[off +
  * i] is the column of props[i] (-1 none, COL_UNKNOWN not looked up yet). */
 typedef struct schema_cols {
-    const etw_schema *schema; /* NULL: an empty slot */
+    const etw_schema *schema; /* NULL: an empty slot; never dereferenced (a
+                               * TraceLogging schema may be gone, etw_cache.h) */
+    uint32_t id;              /* compared with the pointer: ids are never reused */
     uint32_t off, n;
 } schema_cols;
 
@@ -826,7 +828,7 @@ static const schema_cols *schema_columns(etw_renderer *rd, const etw_schema *s) 
     if (rd->sc_cap) {
         size_t j = (s->id * 2654435761u) & (rd->sc_cap - 1);
         for (; rd->sc[j].schema; j = (j + 1) & (rd->sc_cap - 1))
-            if (rd->sc[j].schema == s) return &rd->sc[j];
+            if (rd->sc[j].schema == s && rd->sc[j].id == s->id) return &rd->sc[j];
     }
     if (rd->sc_used >= CSV_SCHEMAS_MAX || rd->pool_len + s->top_count > CSV_PROPS_MAX) return NULL;
     if ((rd->sc_used + 1) * 2 > rd->sc_cap) {
@@ -835,7 +837,7 @@ static const schema_cols *schema_columns(etw_renderer *rd, const etw_schema *s) 
         if (!ns) return NULL;
         for (size_t i = 0; i < rd->sc_cap; i++) {
             if (!rd->sc[i].schema) continue;
-            size_t j = (rd->sc[i].schema->id * 2654435761u) & (nc - 1);
+            size_t j = (rd->sc[i].id * 2654435761u) & (nc - 1);
             while (ns[j].schema) j = (j + 1) & (nc - 1);
             ns[j] = rd->sc[i];
         }
@@ -857,6 +859,7 @@ static const schema_cols *schema_columns(etw_renderer *rd, const etw_schema *s) 
     while (rd->sc[j].schema) j = (j + 1) & (rd->sc_cap - 1);
     schema_cols *e = &rd->sc[j];
     e->schema = s;
+    e->id = s->id;
     e->off = (uint32_t)rd->pool_len;
     e->n = s->top_count;
     for (size_t i = 0; i < e->n; i++) rd->pool[e->off + i] = COL_UNKNOWN;

@@ -8,17 +8,25 @@
 #include "etw_strmap.h"
 #include "etw_text.h"
 
+/* A schema's entry, its JSON written when first seen: a TraceLogging schema
+ * may be dropped from the decoder's cache (etw_cache.h), so nothing here
+ * points into the decoder. */
 typedef struct used {
-    const etw_schema *schema;
     uint64_t events;
-    char *provider; /* the provider's name as the events show it */
-    size_t provider_len;
+    char *text;      /* the object without "events": head, then tail */
+    size_t head_len; /* up to and with "pointer_size":N */
+    size_t tail_len; /* ,"message"... ,"fields":[...]} */
     size_t order;
 } used;
 
+typedef struct by_id {
+    used *u;
+} by_id;
+
 struct etw_schemas {
     etw_allocator alloc;
-    etw_strmap map; /* key: schema id (4 bytes) -> used */
+    etw_strmap ids;     /* key: schema id (4 bytes) -> by_id */
+    etw_strmap content; /* key: the JSON (TraceLogging), or the id and the JSON -> used */
     size_t next_order;
     etw_text text;
 };
@@ -29,8 +37,10 @@ etw_status etw_schemas_new(etw_schemas **out, const etw_allocator *alloc) {
     etw_schemas *sc = etw_calloc(&a, 1, sizeof *sc);
     if (!sc) return ETW_E_NOMEM;
     sc->alloc = a;
-    /* at most one entry per schema of the decoder's cache, which is bounded */
-    etw_strmap_init(&sc->map, &a, sizeof(used), 0);
+    /* one entry per schema id the events use; a TraceLogging schema the
+     * decoder parsed again (a new id) joins the entry of its first id */
+    etw_strmap_init(&sc->ids, &a, sizeof(by_id), 0);
+    etw_strmap_init(&sc->content, &a, sizeof(used), 0);
     etw_text_init(&sc->text, &a);
     *out = sc;
     return ETW_OK;
@@ -39,34 +49,14 @@ etw_status etw_schemas_new(etw_schemas **out, const etw_allocator *alloc) {
 void etw_schemas_free(etw_schemas *sc) {
     if (!sc) return;
     size_t n;
-    etw_strmap_entry **v = etw_strmap_list(&sc->map, &n);
-    for (size_t i = 0; i < n; i++) etw_free(&sc->alloc, ((used *)v[i]->rec)->provider);
+    etw_strmap_entry **v = etw_strmap_list(&sc->content, &n);
+    for (size_t i = 0; i < n; i++) etw_free(&sc->alloc, ((used *)v[i]->rec)->text);
     etw_free(&sc->alloc, v);
     etw_allocator a = sc->alloc;
-    etw_strmap_free(&sc->map);
+    etw_strmap_free(&sc->ids);
+    etw_strmap_free(&sc->content);
     etw_text_free(&sc->text);
     etw_free(&a, sc);
-}
-
-etw_status etw_schemas_add(etw_schemas *sc, const etw_label *l) {
-    if (!sc || !l) return ETW_E_INVALID_ARG;
-    if (!l->schema) return ETW_OK;
-    uint32_t id = l->schema->id;
-    uint8_t key[4] = {(uint8_t)id, (uint8_t)(id >> 8), (uint8_t)(id >> 16), (uint8_t)(id >> 24)};
-    int created;
-    used *u = etw_strmap_get(&sc->map, key, 4, &created);
-    if (!u) return ETW_E_NOMEM;
-    if (created) {
-        u->schema = l->schema;
-        u->order = sc->next_order++;
-        u->provider = etw_alloc(&sc->alloc, l->provider_len + 1);
-        if (!u->provider) return ETW_E_NOMEM;
-        memcpy(u->provider, l->provider, l->provider_len);
-        u->provider[l->provider_len] = 0;
-        u->provider_len = l->provider_len;
-    }
-    u->events++;
-    return ETW_OK;
 }
 
 const char *etw_outtype_name(uint16_t t) {
@@ -187,6 +177,86 @@ static void props_json(etw_text *t, const etw_schema *s, uint32_t first, uint32_
     etw_text_putc(t, ']');
 }
 
+/* The schema object as etw_schemas_json writes it, but for "events": the
+ * head in t, the tail after it; *head_len says where the tail starts. */
+static void schema_json(etw_text *t, const etw_schema *s, const etw_label *l, size_t *head_len) {
+    int f = 1;
+    etw_text_putc(t, '{');
+    k(t, "provider", &f);
+    etw_text_json_utf8(t, l->provider, l->provider_len);
+    k(t, "provider_guid", &f);
+    char g[ETW_GUID_STRING_SIZE];
+    etw_guid_format(&s->provider, g);
+    quoted(t, g);
+    k(t, "event", &f);
+    jstr(t, s->event_name);
+    k(t, "id", &f);
+    etw_text_u64(t, s->event_id);
+    k(t, "version", &f);
+    etw_text_u64(t, s->version);
+    k(t, "opcode", &f);
+    etw_text_u64(t, s->opcode);
+    k(t, "task", &f);
+    etw_text_u64(t, s->task);
+    k(t, "level", &f);
+    etw_text_u64(t, s->level);
+    k(t, "channel", &f);
+    etw_text_u64(t, s->channel);
+    k(t, "keywords", &f);
+    etw_text_putc(t, '"');
+    etw_text_hex16(t, s->keywords);
+    etw_text_putc(t, '"');
+    k(t, "source", &f);
+    quoted(t, source_name(s->source));
+    k(t, "pointer_size", &f);
+    etw_text_u64(t, s->pointer_size);
+    *head_len = t->len;
+    if (s->message) {
+        k(t, "message", &f);
+        jstr(t, s->message);
+    }
+    k(t, "fields", &f);
+    props_json(t, s, 0, s->top_count, 0);
+    etw_text_putc(t, '}');
+}
+
+etw_status etw_schemas_add(etw_schemas *sc, const etw_label *l) {
+    if (!sc || !l) return ETW_E_INVALID_ARG;
+    const etw_schema *s = l->schema;
+    if (!s) return ETW_OK;
+    uint32_t id = s->id;
+    uint8_t key[4] = {(uint8_t)id, (uint8_t)(id >> 8), (uint8_t)(id >> 16), (uint8_t)(id >> 24)};
+    int created;
+    by_id *b = etw_strmap_get(&sc->ids, key, 4, &created);
+    if (!b) return ETW_E_NOMEM;
+    if (!created && b->u) {
+        b->u->events++;
+        return ETW_OK;
+    }
+    /* first sight of this id: its JSON, then the entry of that JSON */
+    etw_text *t = &sc->text;
+    etw_text_clear(t);
+    if (s->source != ETW_SOURCE_TRACELOGGING) etw_text_put(t, (const char *)key, 4);
+    size_t at = t->len, head;
+    schema_json(t, s, l, &head);
+    etw_status st = etw_text_status(t);
+    if (st != ETW_OK) return st;
+    used *u = etw_strmap_get(&sc->content, t->data, t->len, &created);
+    if (!u) return ETW_E_NOMEM;
+    if (created) {
+        size_t n = t->len - at;
+        u->text = etw_alloc(&sc->alloc, n);
+        if (!u->text) return ETW_E_NOMEM;
+        memcpy(u->text, t->data + at, n);
+        u->head_len = head - at;
+        u->tail_len = n - u->head_len;
+        u->order = sc->next_order++;
+    }
+    b->u = u;
+    u->events++;
+    return ETW_OK;
+}
+
 static int by_order(const void *a, const void *b) {
     const used *x = (*(etw_strmap_entry *const *)a)->rec, *y = (*(etw_strmap_entry *const *)b)->rec;
     return x->order < y->order ? -1 : x->order > y->order;
@@ -197,53 +267,18 @@ etw_status etw_schemas_json(etw_schemas *sc, const char **out, size_t *len) {
     etw_text *t = &sc->text;
     etw_text_clear(t);
     size_t n;
-    etw_strmap_entry **v = etw_strmap_list(&sc->map, &n);
+    etw_strmap_entry **v = etw_strmap_list(&sc->content, &n);
     if (!v && n) return ETW_E_NOMEM;
     if (n > 1) qsort(v, n, sizeof *v, by_order);
     etw_text_puts(t, "{\"schemas\":[");
     for (size_t i = 0; i < n; i++) {
         const used *u = v[i]->rec;
-        const etw_schema *s = u->schema;
-        int f = 1;
+        if (!u->text) continue; /* its text could not be had */
         if (i) etw_text_putc(t, ',');
-        etw_text_putc(t, '{');
-        k(t, "provider", &f);
-        etw_text_json_utf8(t, u->provider, u->provider_len);
-        k(t, "provider_guid", &f);
-        char g[ETW_GUID_STRING_SIZE];
-        etw_guid_format(&s->provider, g);
-        quoted(t, g);
-        k(t, "event", &f);
-        jstr(t, s->event_name);
-        k(t, "id", &f);
-        etw_text_u64(t, s->event_id);
-        k(t, "version", &f);
-        etw_text_u64(t, s->version);
-        k(t, "opcode", &f);
-        etw_text_u64(t, s->opcode);
-        k(t, "task", &f);
-        etw_text_u64(t, s->task);
-        k(t, "level", &f);
-        etw_text_u64(t, s->level);
-        k(t, "channel", &f);
-        etw_text_u64(t, s->channel);
-        k(t, "keywords", &f);
-        etw_text_putc(t, '"');
-        etw_text_hex16(t, s->keywords);
-        etw_text_putc(t, '"');
-        k(t, "source", &f);
-        quoted(t, source_name(s->source));
-        k(t, "pointer_size", &f);
-        etw_text_u64(t, s->pointer_size);
-        k(t, "events", &f);
+        etw_text_put(t, u->text, u->head_len);
+        etw_text_puts(t, ",\"events\":");
         etw_text_u64(t, u->events);
-        if (s->message) {
-            k(t, "message", &f);
-            jstr(t, s->message);
-        }
-        k(t, "fields", &f);
-        props_json(t, s, 0, s->top_count, 0);
-        etw_text_putc(t, '}');
+        etw_text_put(t, u->text + u->head_len, u->tail_len);
     }
     etw_text_puts(t, "]}");
     etw_free(&sc->alloc, v);

@@ -19,6 +19,10 @@
 #include "../etl/etw_reader_internal.h"
 #include "etw_pipeline_internal.h"
 
+/* Inputs whose buffers average fewer bytes than this are decoded without
+ * worker threads (see pipeline_new). */
+#define SMALL_BUFFERS_SERIAL 2048u
+
 /* --- output ------------------------------------------------------------------ */
 
 etw_status etw_pipeline_emit(etw_pipeline_out *o, const void *data, size_t len) {
@@ -873,6 +877,17 @@ static etw_status pipeline_new(etw_pipeline **out, etw_reader *const *readers, u
     p->r = readers[0];
     etw_reader_diag_target(p->r, &p->reader_diag, &p->reader_diag_ctx);
     p->nworkers = p->opt.threads > 1 ? p->opt.threads : 1;
+    /* Buffers of a few hundred bytes (an event or two each): handing each
+     * to a thread costs more than its work, so N threads ran slower than
+     * one (issue 23: 10^6 buffers of 160 bytes). Such an input (one file: the
+     * merge of several files is always threaded) runs on the
+     * calling thread alone (docs/limits.md). */
+    uint64_t bytes = 0, nbufs = 0;
+    for (uint32_t i = 0; i < nfiles; i++) {
+        bytes += etw_reader_input_size(readers[i]);
+        nbufs += etw_reader_buffer_count(readers[i]);
+    }
+    if (nfiles == 1 && nbufs && bytes / nbufs < SMALL_BUFFERS_SERIAL) p->nworkers = 1;
     p->threaded = p->nworkers > 1;
     p->window = p->opt.window;
     if (!p->window) {

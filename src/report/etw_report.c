@@ -303,9 +303,10 @@ static rep_fieldmap *fieldmap(etw_report *r, const etw_schema *s, const char *co
     uintptr_t k = (uintptr_t)s ^ ((uintptr_t)names >> 4);
     uint32_t slot = hash64((uint64_t)k) % REP_FIELD_CACHE;
     rep_fieldmap *f = &r->fields[slot];
-    if (f->schema == s && f->names == names) return f;
+    if (f->schema == s && f->schema_id == s->id && f->names == names) return f;
     /* a schema not seen (or another in this slot): look its fields up once */
     f->schema = s;
+    f->schema_id = s->id;
     f->names = names;
     f->last = 0;
     for (size_t j = 0; j < n && j < REP_MAX_FIELDS; j++) {

@@ -45,7 +45,9 @@ typedef struct rep_pool {
 #define REP_FIELD_CACHE 64 /* schemas remembered per report (replaced by hash slot past it) */
 
 typedef struct rep_fieldmap {
-    const etw_schema *schema;
+    const etw_schema *schema; /* compared with schema_id: a TraceLogging schema
+                               * may be freed and its address reused (etw_cache.h) */
+    uint32_t schema_id;
     const char *const *names; /* the list they were looked up for */
     uint16_t idx[REP_MAX_FIELDS]; /* top-level property index, UINT16_MAX: absent */
     uint16_t last;                /* the largest index wanted + 1 */

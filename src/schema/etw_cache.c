@@ -69,6 +69,7 @@ typedef struct arena_block {
 typedef struct arena {
     arena_block *head; /* every block, newest first */
     arena_block *cur;  /* the block small allocations bump in */
+    size_t bytes;      /* the blocks' capacity, for the TraceLogging budget */
 } arena;
 
 static size_t align_up(size_t v, size_t a) { return (v + (a - 1)) & ~(a - 1); }
@@ -108,10 +109,12 @@ static void *arena_alloc(arena *ar, const etw_allocator *al, size_t n) {
         b->used = n;
         b->next = ar->head;
         ar->head = b;
+        ar->bytes += n;
         return b->data;
     }
     b = arena_block_new(al, ARENA_BLOCK_SIZE);
     if (!b) return NULL;
+    ar->bytes += ARENA_BLOCK_SIZE;
     b->used = n;
     b->next = ar->head;
     ar->head = b;
@@ -127,6 +130,7 @@ static void arena_free(arena *ar, const etw_allocator *al) {
         b = next;
     }
     ar->head = ar->cur = NULL;
+    ar->bytes = 0;
 }
 
 /* ---- index maps ---------------------------------------------------------- */
@@ -159,16 +163,47 @@ typedef struct miss_slot {
     uint8_t key[MISS_KEY_MAX];
 } miss_slot;
 
+/* A generation of TraceLogging schemas: their own arena and maps, freed
+ * together when the generation is dropped. */
+typedef struct tl_gen {
+    arena ar;
+    index_map maps[2]; /* [ptr_size == 8] */
+} tl_gen;
+
+/* The TraceLogging negative cache: keys of any length (metadata blobs are
+ * up to 64 KiB), each copied whole so a hit compares every byte; the copies
+ * together stay under TL_MISS_BYTES, past which the table is emptied. */
+#define TL_MISS_SLOTS 256u
+#define TL_MISS_SHIFT 56u /* 64 - log2(TL_MISS_SLOTS) */
+#define TL_MISS_BYTES ((size_t)1 << 20)
+
+typedef struct tl_miss_slot {
+    uint64_t hash;
+    uint8_t *key; /* NULL: empty */
+    size_t len;
+    const char *why; /* the parser's reason (a string literal) */
+    etw_status status;
+} tl_miss_slot;
+
 struct etw_cache {
     etw_allocator al;
     uint64_t salt;
-    index_map maps[ETW_SOURCE_WPP][2]; /* [source - 1][ptr_size == 8] */
-    const etw_schema **by_id;
-    uint32_t count;
+    /* [source - 1][ptr_size == 8]; TraceLogging's row stays empty: its
+     * schemas live in tl[] */
+    index_map maps[ETW_SOURCE_WPP][2];
+    const etw_schema **by_id; /* the schemas of other sources, in id order */
+    uint32_t nby_id;
     uint32_t id_cap;
+    uint32_t count; /* ids handed out */
     arena ar;
+    tl_gen tl[2];
+    unsigned tl_cur; /* tl[tl_cur] takes inserts; tl[tl_cur ^ 1] is older */
+    size_t tl_budget;
+    etw_cache_tl_stats tl_stats;
     uint32_t miss_gen;
     miss_slot miss[MISS_SLOTS];
+    tl_miss_slot tl_miss[TL_MISS_SLOTS];
+    size_t tl_miss_bytes;
 };
 
 static inline size_t slot_home(const etw_cache *c, const index_map *m, uint64_t hash) {
@@ -267,6 +302,7 @@ void etw_cache_forget_provider(etw_cache *c, etw_schema_source source, const etw
     etw_key_descriptor_guid(g, provider);
     for (int w = 0; w < 2; w++) {
         index_map *m = &c->maps[(int)source - 1][w];
+        if (source == ETW_SOURCE_TRACELOGGING) continue; /* keyed on metadata, not on a GUID */
         if (!m->slots) continue;
         for (size_t i = 0; i <= m->mask; i++) {
             while (m->slots[i].schema && m->slots[i].len >= 16 && memcmp(m->slots[i].key, g, 16) == 0)
@@ -276,12 +312,12 @@ void etw_cache_forget_provider(etw_cache *c, etw_schema_source source, const etw
 }
 
 static etw_status ids_reserve(etw_cache *c) {
-    if (c->count < c->id_cap) return ETW_OK;
+    if (c->nby_id < c->id_cap) return ETW_OK;
     uint32_t ncap = c->id_cap ? (c->id_cap > UINT32_MAX / 2 ? UINT32_MAX : c->id_cap * 2) : 64;
     if (mul_overflows(ncap, sizeof *c->by_id)) return ETW_E_NOMEM;
     const etw_schema **n = etw_alloc(&c->al, (size_t)ncap * sizeof *n);
     if (!n) return ETW_E_NOMEM;
-    if (c->count) memcpy(n, c->by_id, (size_t)c->count * sizeof *n);
+    if (c->nby_id) memcpy(n, c->by_id, (size_t)c->nby_id * sizeof *n);
     etw_free(&c->al, (void *)c->by_id);
     c->by_id = n;
     c->id_cap = ncap;
@@ -332,6 +368,56 @@ uint64_t etw_cache_hash(const void *key, size_t len) {
     return XXH3_64bits(len ? key : NULL, len);
 }
 
+/* ---- TraceLogging generations --------------------------------------------- */
+
+static size_t map_bytes(const index_map *m) { return m->slots ? (m->mask + 1) * sizeof(map_slot) : 0; }
+
+static size_t tl_gen_bytes(const tl_gen *g) { return g->ar.bytes + map_bytes(&g->maps[0]) + map_bytes(&g->maps[1]); }
+
+static void tl_gen_free(etw_cache *c, tl_gen *g) {
+    for (int w = 0; w < 2; w++) {
+        c->tl_stats.evicted += g->maps[w].used;
+        etw_free(&c->al, g->maps[w].slots);
+    }
+    arena_free(&g->ar, &c->al);
+    memset(g, 0, sizeof *g);
+}
+
+/* Before an insert into the current generation: when it holds half the
+ * budget, the older generation is freed and the current one becomes the
+ * older (its schemas are still found; they are parsed anew once it goes). */
+static void tl_maybe_rotate(etw_cache *c) {
+    tl_gen *cur = &c->tl[c->tl_cur];
+    if (tl_gen_bytes(cur) < c->tl_budget / 2) return;
+    c->tl_cur ^= 1u;
+    tl_gen_free(c, &c->tl[c->tl_cur]);
+    c->tl_stats.generations++;
+}
+
+static void tl_miss_empty(etw_cache *c) {
+    for (size_t i = 0; i < TL_MISS_SLOTS; i++) {
+        etw_free(&c->al, c->tl_miss[i].key);
+        memset(&c->tl_miss[i], 0, sizeof c->tl_miss[i]);
+    }
+    c->tl_miss_bytes = 0;
+}
+
+etw_status etw_cache_set_tl_budget(etw_cache *c, size_t bytes) {
+    if (!c) return ETW_E_INVALID_ARG;
+    if (bytes == 0) bytes = ETW_TL_CACHE_DEFAULT;
+    if (bytes < ETW_TL_CACHE_MIN) return ETW_E_INVALID_ARG;
+    c->tl_budget = bytes;
+    return ETW_OK;
+}
+
+const etw_cache_tl_stats *etw_cache_tl_stats_get(etw_cache *c) {
+    if (!c) return NULL;
+    c->tl_stats.bytes = tl_gen_bytes(&c->tl[0]) + tl_gen_bytes(&c->tl[1]);
+    c->tl_stats.live = c->tl[0].maps[0].used + c->tl[0].maps[1].used + c->tl[1].maps[0].used +
+                       c->tl[1].maps[1].used;
+    return &c->tl_stats;
+}
+
 static uint64_t splitmix64(uint64_t x) {
     x += UINT64_C(0x9E3779B97F4A7C15);
     x = (x ^ (x >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
@@ -349,6 +435,7 @@ etw_status etw_cache_new(etw_cache **out, const etw_allocator *alloc) {
     c->al = al;
     c->salt = splitmix64((uint64_t)(uintptr_t)c ^ ((uint64_t)(uintptr_t)&al << 17));
     c->miss_gen = 1;
+    c->tl_budget = ETW_TL_CACHE_DEFAULT;
     *out = c;
     return ETW_OK;
 }
@@ -360,6 +447,8 @@ void etw_cache_free(etw_cache *c) {
         for (int w = 0; w < 2; w++) etw_free(&al, c->maps[s][w].slots);
     etw_free(&al, (void *)c->by_id);
     arena_free(&c->ar, &al);
+    for (int g = 0; g < 2; g++) tl_gen_free(c, &c->tl[g]);
+    tl_miss_empty(c);
     etw_free(&al, c);
 }
 
@@ -657,10 +746,13 @@ etw_status etw_cache_insert(etw_cache *c, etw_schema_source source, uint8_t ptr_
     if (st != ETW_OK) return st;
     if (c->count == UINT32_MAX) return ETW_E_LIMIT;
 
-    index_map *m = map_for(c, source, ptr_size);
+    int tl = source == ETW_SOURCE_TRACELOGGING;
+    if (tl) tl_maybe_rotate(c);
+    index_map *m = tl ? &c->tl[c->tl_cur].maps[ptr_size == 4 ? 0 : 1] : map_for(c, source, ptr_size);
+    arena *ar = tl ? &c->tl[c->tl_cur].ar : &c->ar;
     map_slot *old = map_lookup(c, m, key, len, hash);
     if (!old && (st = map_reserve(c, m)) != ETW_OK) return st;
-    if ((st = ids_reserve(c)) != ETW_OK) return st;
+    if (!tl && (st = ids_reserve(c)) != ETW_OK) return st;
 
     /* the draft's distinct maps, then room for every distinct string */
     ptr_pair map_stack[MAPSET_STACK], str_stack[STRSET_STACK];
@@ -695,7 +787,7 @@ etw_status etw_cache_insert(etw_cache *c, etw_schema_source source, uint8_t ptr_
     /* descriptor-keyed sources get the corrections of etw_fixup.h */
     int fixup = source != ETW_SOURCE_MOF && source != ETW_SOURCE_TRACELOGGING && source != ETW_SOURCE_WPP;
     (void)cp_schema(&k, draft, key, len, !old, fixup, &kc); /* a replaced key keeps its copy */
-    unsigned char *chunk = k.overflow ? NULL : arena_alloc(&c->ar, &c->al, k.off);
+    unsigned char *chunk = k.overflow ? NULL : arena_alloc(ar, &c->al, k.off);
     etw_schema *s = NULL;
     if (chunk) {
         copier fill = {chunk, 0, 0, &maps, &strs, plan.names};
@@ -718,7 +810,8 @@ etw_status etw_cache_insert(etw_cache *c, etw_schema_source source, uint8_t ptr_
         s->subject_off = ETW_SUBJECT_NONE;
         s->subject_flags = 0;
     }
-    c->by_id[c->count++] = s;
+    c->count++;
+    if (!tl) c->by_id[c->nby_id++] = s;
     if (old) {
         old->schema = s;
     } else {
@@ -734,7 +827,14 @@ const etw_schema *etw_cache_find(const etw_cache *c, etw_schema_source source,
                                  uint64_t hash) {
     if (!c || source < ETW_SOURCE_TRACELOGGING || source > ETW_SOURCE_WPP) return NULL;
     if (!key && len) return NULL;
-    const index_map *m = &c->maps[(int)source - 1][ptr_size == 4 ? 0 : 1];
+    int w = ptr_size == 4 ? 0 : 1;
+    if (source == ETW_SOURCE_TRACELOGGING) {
+        /* the current generation, then the older one, with the same hash */
+        const map_slot *s = map_lookup(c, &c->tl[c->tl_cur].maps[w], key, len, hash);
+        if (!s) s = map_lookup(c, &c->tl[c->tl_cur ^ 1u].maps[w], key, len, hash);
+        return s ? s->schema : NULL;
+    }
+    const index_map *m = &c->maps[(int)source - 1][w];
     const map_slot *s = map_lookup(c, m, key, len, hash);
     return s ? s->schema : NULL;
 }
@@ -742,7 +842,23 @@ const etw_schema *etw_cache_find(const etw_cache *c, etw_schema_source source,
 uint32_t etw_cache_count(const etw_cache *c) { return c ? c->count : 0; }
 
 const etw_schema *etw_cache_get(const etw_cache *c, uint32_t id) {
-    return c && id < c->count ? c->by_id[id] : NULL;
+    if (!c || id >= c->count) return NULL;
+    /* other sources: by_id is in id order */
+    uint32_t lo = 0, hi = c->nby_id;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (c->by_id[mid]->id < id) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo < c->nby_id && c->by_id[lo]->id == id) return c->by_id[lo];
+    /* TraceLogging: the live generations' maps (a test and debugging aid) */
+    for (int g = 0; g < 2; g++)
+        for (int w = 0; w < 2; w++) {
+            const index_map *m = &c->tl[g].maps[w];
+            for (size_t i = 0; m->slots && i <= m->mask; i++)
+                if (m->slots[i].schema && m->slots[i].schema->id == id) return m->slots[i].schema;
+        }
+    return NULL;
 }
 
 /* ---- negative cache ------------------------------------------------------ */
@@ -773,4 +889,42 @@ void etw_cache_miss_clear(etw_cache *c) {
         memset(c->miss, 0, sizeof c->miss);
         c->miss_gen = 1;
     }
+}
+
+/* ---- TraceLogging negative cache ------------------------------------------ */
+
+static inline size_t tl_miss_index(const etw_cache *c, uint64_t hash) {
+    return (size_t)(((hash ^ c->salt) * FIB64) >> TL_MISS_SHIFT);
+}
+
+const char *etw_cache_tl_miss_known(const etw_cache *c, const void *key, size_t len, uint64_t hash,
+                                    etw_status *status) {
+    if (!c || !key || !len) return NULL;
+    const tl_miss_slot *s = &c->tl_miss[tl_miss_index(c, hash)];
+    if (s->key && s->hash == hash && s->len == len && memcmp(s->key, key, len) == 0) {
+        if (status) *status = s->status;
+        return s->why;
+    }
+    return NULL;
+}
+
+void etw_cache_tl_miss_note(etw_cache *c, const void *key, size_t len, uint64_t hash, const char *why,
+                            etw_status status) {
+    if (!c || !key || !len || len > TL_MISS_BYTES) return;
+    tl_miss_slot *s = &c->tl_miss[tl_miss_index(c, hash)];
+    if (s->key) {
+        c->tl_miss_bytes -= s->len;
+        etw_free(&c->al, s->key);
+        s->key = NULL;
+    }
+    if (c->tl_miss_bytes + len > TL_MISS_BYTES) tl_miss_empty(c);
+    uint8_t *k = etw_alloc(&c->al, len);
+    if (!k) return; /* not remembered: parsed again next time */
+    memcpy(k, key, len);
+    s->key = k;
+    s->len = len;
+    s->hash = hash;
+    s->why = why ? why : "undecodable";
+    s->status = status;
+    c->tl_miss_bytes += len;
 }

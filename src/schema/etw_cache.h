@@ -10,8 +10,18 @@
  *    computes the hash and may probe several maps with it (user manifest,
  *    then EventSource, then merged metadata, which share the descriptor key);
  *    a hit compares the full key bytes and allocates nothing;
- *  - schemas are deep-copied into the arena on insert and never move or die
- *    before the cache does, so a `const etw_schema *` handed out stays valid;
+ *  - schemas are deep-copied into the arena on insert and never move; those
+ *    of manifest-like and MOF sources never die before the cache does, so a
+ *    `const etw_schema *` of theirs stays valid;
+ *  - TraceLogging schemas can always be parsed again from the event, so
+ *    they live in two generations under a byte budget (etw_decoder.h's
+ *    tl_cache_bytes): inserts go to the current generation; when it holds
+ *    half the budget the older one is freed whole and the current one
+ *    becomes the older. A lookup probes the current map, then the older,
+ *    with the one hash; a hit in either allocates nothing. A TraceLogging
+ *    schema pointer is valid until the second insert-time rotation after
+ *    it was handed out, so whoever keeps one across events must also keep
+ *    its id and compare both (ids are never reused);
  *    inserting a key that is already present re-points the map at the new
  *    schema (a newer manifest replaces an older one for later events) while
  *    the old schema stays readable;
@@ -26,6 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "etwdecode/etw_decoder.h"
 #include "etwdecode/etw_schema.h"
 #include "etwdecode/etw_status.h"
 #include "etwdecode/etw_types.h"
@@ -48,6 +59,20 @@ void etw_key_classic(uint8_t out[ETW_CLASSIC_KEY_SIZE], const etw_guid *g, uint8
 void etw_key_descriptor_guid(uint8_t out[16], const etw_guid *g);
 
 typedef struct etw_cache etw_cache;
+
+/* The TraceLogging budget (bytes of arena blocks and map slots of both
+ * generations); the default and the smallest accepted are in etw_decoder.h. */
+#define ETW_TL_CACHE_DEFAULT ETW_DECODER_TL_CACHE_DEFAULT
+#define ETW_TL_CACHE_MIN ETW_DECODER_TL_CACHE_MIN
+etw_status etw_cache_set_tl_budget(etw_cache *c, size_t bytes); /* 0: the default */
+
+typedef struct etw_cache_tl_stats {
+    uint64_t generations; /* generations dropped */
+    uint64_t evicted;     /* schemas dropped with them */
+    uint64_t live;        /* schemas in the two generations */
+    size_t bytes;         /* their arena blocks and map slots */
+} etw_cache_tl_stats;
+const etw_cache_tl_stats *etw_cache_tl_stats_get(etw_cache *c);
 
 etw_status etw_cache_new(etw_cache **out, const etw_allocator *alloc);
 void etw_cache_free(etw_cache *c);
@@ -82,7 +107,8 @@ etw_status etw_schema_validate(const etw_schema *draft, const char **why);
  * anew. The schemas stay in the arena and valid. */
 void etw_cache_forget_provider(etw_cache *c, etw_schema_source source, const etw_guid *provider);
 
-/* Number of schemas in the arena, and a schema by id (NULL if none). */
+/* Number of schema ids handed out, and a schema by id (NULL if none, or a
+ * TraceLogging schema no longer in a generation's map). */
 uint32_t etw_cache_count(const etw_cache *c);
 const etw_schema *etw_cache_get(const etw_cache *c, uint32_t id);
 
@@ -91,5 +117,15 @@ const etw_schema *etw_cache_get(const etw_cache *c, uint32_t id);
 int etw_cache_miss_known(const etw_cache *c, const void *key, size_t len, uint64_t hash);
 void etw_cache_miss_note(etw_cache *c, const void *key, size_t len, uint64_t hash);
 void etw_cache_miss_clear(etw_cache *c);
+
+/* TraceLogging metadata no parse could make a schema of: keys of any
+ * length, compared in full, in a fixed number of slots whose key copies
+ * stay under 1 MiB together; known returns the reason noted (NULL: not
+ * known) and sets *status to the status noted. Not emptied by etw_cache_miss_clear: a parse does not depend on
+ * what the sources learn. */
+const char *etw_cache_tl_miss_known(const etw_cache *c, const void *key, size_t len, uint64_t hash,
+                                    etw_status *status);
+void etw_cache_tl_miss_note(etw_cache *c, const void *key, size_t len, uint64_t hash, const char *why,
+                            etw_status status);
 
 #endif

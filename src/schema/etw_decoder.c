@@ -161,6 +161,7 @@ etw_status etw_decoder_new(etw_decoder **out, const etw_decoder_options *opt) {
     eo.on_diag = report;
     eo.diag_ctx = d;
     etw_status s = etw_cache_new(&d->cache, &a);
+    if (s == ETW_OK) s = etw_cache_set_tl_budget(d->cache, d->opt.tl_cache_bytes);
     if (s == ETW_OK) {
         mo.kind = ETW_SOURCE_MANIFEST;
         mo.on_diag = report_manifest;
@@ -267,8 +268,14 @@ static etw_status resolve_tracelogging(etw_decoder *d, const etw_event *ev, cons
         return ETW_OK;
     }
     d->stats.misses++;
+    etw_status known = ETW_OK;
+    const char *reason = etw_cache_tl_miss_known(d->cache, meta->data, meta->size, h, &known);
+    if (reason) { /* this metadata failed before: the same answer, no parse */
+        d->stats.negative_hits++;
+        snprintf(d->why, sizeof d->why, "bad TraceLogging metadata: %s", reason);
+        return fail(d, known, why);
+    }
     etw_schema draft;
-    const char *reason = NULL;
     etw_status st = etw_tl_parse(meta->data, meta->size, &d->tl, &draft, &reason);
     if (st == ETW_OK) {
         draft.provider = ev->provider;
@@ -284,11 +291,16 @@ static etw_status resolve_tracelogging(etw_decoder *d, const etw_event *ev, cons
     }
     if (st == ETW_OK) st = refs_reserve(d, s->prop_count);
     if (st != ETW_OK) {
+        /* undecodable metadata fails the same way next time (a memory
+         * failure is not remembered: it may pass) */
+        if (st != ETW_E_NOMEM && st != ETW_E_INVALID_ARG && reason)
+            etw_cache_tl_miss_note(d->cache, meta->data, meta->size, h, reason, st);
         snprintf(d->why, sizeof d->why, "bad TraceLogging metadata: %s",
                  reason ? reason : etw_strerror(st));
         return fail(d, st, why);
     }
     d->stats.schemas = etw_cache_count(d->cache);
+    d->stats.tl_evicted = etw_cache_tl_stats_get(d->cache)->evicted;
     *out = s;
     return ETW_OK;
 }

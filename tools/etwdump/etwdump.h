@@ -36,6 +36,7 @@
  * device) is held in memory: at most this many bytes (docs/limits.md). */
 #define STREAM_MAX ((size_t)1 << 30)
 #define MAX_JOBS 256
+#define MAX_TL_CACHE_MB 1048576 /* --tl-cache: 1 TiB, so the bytes fit a 64-bit size_t */
 #define MAX_SYMBOLS 64
 
 /* One selection option as given: --provider X is {"provider", 0, "X"},
@@ -59,6 +60,7 @@ typedef struct options {
     int ntmf;
     struct etw_wpp_set *tmf_set;      /* loaded by main, shared by every decoder */
     const char *lang;                 /* --lang */
+    size_t tl_cache_bytes;            /* --tl-cache, in bytes; 0: the library's default */
     int no_manifest_events;
     int no_default_manifests; /* etw_decoder_options.no_default_manifests */
     int messages;

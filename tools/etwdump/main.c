@@ -38,6 +38,7 @@ int setup_decoder(const options *o, etw_multi *m, diag_ctx *dc, etw_decoder **ou
     dopt.on_diag = on_decoder_diag;
     dopt.diag_ctx = dc;
     dopt.lang = o->lang;
+    dopt.tl_cache_bytes = o->tl_cache_bytes;
     dopt.no_default_manifests = o->no_default_manifests;
     dopt.on_manifest_diag = on_manifest_diag;
     dopt.manifest_diag_ctx = dc->mf;

@@ -1,6 +1,7 @@
 /* etwdump - the command line: usage text and option parsing. */
 #include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +76,9 @@ static const char usage_text[] =
     "                       the events no -m manifest or schema in the trace\n"
     "                       describes)\n"
     "  --no-manifest-events leave out the EventSource manifest chunks (ManifestData)\n"
+    "  --tl-cache MB        memory for TraceLogging schemas (default 32, at least\n"
+    "                       1): past it the oldest half is dropped and parsed\n"
+    "                       again from the events that need it\n"
     "  --messages           add \"message\": the event's message string with its\n"
     "                       %1..%n inserts filled in from the fields\n"
     "  --stats              print a summary instead of the events: the files,\n"
@@ -208,7 +212,7 @@ static const char usage_text[] =
  * table: getopt_long's is built from it, and the typo suggestions and
  * ambiguity messages read it. */
 enum opt_id {
-    O_HELP, O_VERSION, O_STATS, O_MANIFEST, O_WINDOWS, O_TMF, O_LANG, O_NO_DEFAULT_MANIFESTS, O_NO_MANIFEST_EVENTS,
+    O_HELP, O_VERSION, O_STATS, O_MANIFEST, O_WINDOWS, O_TMF, O_LANG, O_TL_CACHE, O_NO_DEFAULT_MANIFESTS, O_NO_MANIFEST_EVENTS,
     O_MESSAGES, O_RAW, O_INT64, O_FILE_ORDER, O_NO_MAP, O_MAP, O_QUIET, O_VERBOSE, O_FORMAT, O_CSV_EOL,
     O_TIME, O_FIELDS, O_STACKS, O_REPORT, O_PROFILE, O_WEIGHT, O_SYMBOLS, O_TMF_FROM_PDB, O_SCHEMAS, O_NO_PROGRESS, O_OUTPUT, O_JOBS,
     O_MAX_EVENTS, O_WITH_FILE, O_SPLIT_BY, O_FILTER
@@ -229,6 +233,7 @@ static const struct opt_def {
     {"windows", 0, 1, O_WINDOWS, NULL, 0},
     {"tmf", 0, 1, O_TMF, NULL, 0},
     {"lang", 0, 1, O_LANG, NULL, 0},
+    {"tl-cache", 0, 1, O_TL_CACHE, NULL, 0},
     {"no-default-manifests", 0, 0, O_NO_DEFAULT_MANIFESTS, NULL, 0},
     {"no-manifest-events", 0, 0, O_NO_MANIFEST_EVENTS, NULL, 0},
     {"messages", 0, 0, O_MESSAGES, NULL, 0},
@@ -523,6 +528,19 @@ static int apply(options *o, int k, char *v) {
         }
         o->split_by_event = 1;
         break;
+    case O_TL_CACHE: {
+        char *end;
+        errno = 0;
+        unsigned long long mb = strtoull(v, &end, 10);
+        if (errno || *end || v[0] == '-' || !v[0] || mb < 1 || mb > MAX_TL_CACHE_MB ||
+            mb > (unsigned long long)(SIZE_MAX >> 20)) {
+            fprintf(stderr, "etwdump: --tl-cache needs a number of MB from 1 to %d, not '%s'\n",
+                    MAX_TL_CACHE_MB, v);
+            return 0;
+        }
+        o->tl_cache_bytes = (size_t)mb << 20;
+        break;
+    }
     case O_JOBS: {
         char *end;
         errno = 0;

@@ -596,6 +596,7 @@ static int run_pipeline(session *s, par_run *pr) {
     po.threads = pr->stream ? 0 : worker_threads(o);
     po.decoder.on_diag = on_decoder_diag;
     po.decoder.lang = s->o->lang;
+    po.decoder.tl_cache_bytes = o->tl_cache_bytes;
     po.decoder.diag_ctx = s->dc;
     po.decoder.no_default_manifests = o->no_default_manifests;
     po.decoder.on_manifest_diag = on_manifest_diag;

@@ -217,6 +217,7 @@ static int scan_parallel(session *s, etw_stats *stats) {
     po.threads = worker_threads(o);
     po.decoder.on_diag = on_decoder_diag;
     po.decoder.lang = s->o->lang;
+    po.decoder.tl_cache_bytes = o->tl_cache_bytes;
     po.decoder.diag_ctx = s->dc;
     po.decoder.no_default_manifests = o->no_default_manifests;
     po.decoder.on_manifest_diag = on_manifest_diag;
@@ -253,6 +254,7 @@ static int scan_parallel(session *s, etw_stats *stats) {
     s->par_problems = etw_pipeline_stats_get(p)->decoder_problems != 0;
     for (unsigned i = 0; rc != EXIT_FATAL && rc != EXIT_INTERRUPTED && i < po.threads; i++) {
         stat_worker *w = etw_pipeline_worker_state(p, i);
+        if (!w && i > 0) break; /* the pipeline ran fewer threads (inputs of tiny buffers) */
         st = w ? etw_stats_merge(stats, w->st) : ETW_E_INVALID_ARG;
         if (st == ETW_E_LIMIT) {
             rc = EXIT_AGAIN;
