@@ -18,15 +18,18 @@ JSON text are listed in docs/python.md:
         print(ev["time"], ev["provider"], ev["event"], ev["fields"])
 """
 
+import collections.abc as _abc
 import datetime as _datetime
 import glob as _glob
 import os as _os
 
-from ._native import DamageWarning, Error, Reader, library_version
+from ._native import DamageWarning, Error, Fields, Reader, library_version
+
+_abc.Mapping.register(Fields)
 
 __all__ = [
     "open", "to_pandas", "stats", "schemas", "profile", "to_datetime", "Error", "DamageWarning",
-    "HEADER_KEYS", "PROFILE_COLUMNS", "library_version",
+    "HEADER_KEYS", "PROFILE_COLUMNS", "library_version", "Fields",
 ]
 
 __version__ = library_version
