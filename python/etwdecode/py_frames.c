@@ -42,6 +42,9 @@ typedef struct col {
     PyObject *catmap;
     int sparse;      /* a header column most rows lack: data holds the int64
                       * rows of the objects in list (no None a row) */
+    size_t first;    /* rows to make room for at once: a header column that has a
+                      * value every row starts at the frame's guess of its rows
+                      * (frame_rows_hint), so it is not copied as it grows */
 } col;
 
 /* header columns, in _frames.COLUMNS order (fields last) */
@@ -102,9 +105,10 @@ typedef struct frame {
 
 /* ---- growable buffers ---- */
 
-static int grow(uint8_t **p, size_t *cap, size_t need, size_t width) {
+/* first: the rows to make room for at once (0: 1024) */
+static int grow_from(uint8_t **p, size_t *cap, size_t need, size_t width, size_t first) {
     if (need <= *cap) return 0;
-    size_t nc = *cap ? *cap : 1024;
+    size_t nc = *cap ? *cap : first ? first : 1024;
     while (nc < need) {
         if (nc > ((size_t)PY_SSIZE_T_MAX / 2) / width) return PyErr_NoMemory(), -1;
         nc *= 2;
@@ -115,6 +119,8 @@ static int grow(uint8_t **p, size_t *cap, size_t need, size_t width) {
     *cap = nc;
     return 0;
 }
+
+static int grow(uint8_t **p, size_t *cap, size_t need, size_t width) { return grow_from(p, cap, need, width, 0); }
 
 static size_t col_width(int kind) {
     switch (kind) {
@@ -141,13 +147,13 @@ static int col_reserve(col *c, int field) {
     if (field && (grow(&c->valid, &c->vcap, c->n + 1, 1) < 0 || grow(&c->at, &c->acap, c->n + 1, 8) < 0))
         return -1;
     if (c->kind == COL_OBJ || c->kind == COL_NONE) return 0;
-    return grow(&c->data, &c->cap, c->n + 1, col_width(c->kind));
+    return grow_from(&c->data, &c->cap, c->n + 1, col_width(c->kind), c->first);
 }
 
 static int col_push_obj(col *c, PyObject *o) { /* steals o */
     if (!o) return -1;
     if (c->nobj == c->ocap) {
-        size_t nc = c->ocap ? c->ocap * 2 : 1024;
+        size_t nc = c->ocap ? c->ocap * 2 : c->first ? c->first : 1024;
         PyObject **no = nc <= PY_SSIZE_T_MAX / sizeof *no ? PyMem_Realloc(c->objs, nc * sizeof *no) : NULL;
         if (!no) {
             Py_DECREF(o);
@@ -162,7 +168,7 @@ static int col_push_obj(col *c, PyObject *o) { /* steals o */
 }
 
 static int col_push_u64(col *c, uint64_t u) {
-    if (grow(&c->data, &c->cap, c->n + 1, 8) < 0) return -1;
+    if (grow_from(&c->data, &c->cap, c->n + 1, 8, c->first) < 0) return -1;
     memcpy(c->data + c->n * 8, &u, 8);
     c->n++;
     return 0;
@@ -206,7 +212,7 @@ static int col_push_cat(col *c, PyObject *name) { /* steals name */
         Py_DECREF(kc);
     }
     Py_DECREF(name);
-    if (grow(&c->data, &c->cap, c->n + 1, 4) < 0) return -1;
+    if (grow_from(&c->data, &c->cap, c->n + 1, 4, c->first) < 0) return -1;
     memcpy(c->data + c->n * 4, &k, 4);
     c->n++;
     return 0;
@@ -1047,10 +1053,15 @@ PyTypeObject FrameBufType = {
     .tp_as_sequence = &FrameBuf_as_sequence,
 };
 
-/* The first n bytes of *p as a FrameBuf that takes the block (*p NULL after). */
+/* The first n bytes of *p as a FrameBuf that takes the block (*p NULL
+ * after), its room past them given back. */
 static PyObject *bytes_of(uint8_t **p, size_t *cap, size_t n) {
     FrameBuf *b = PyObject_New(FrameBuf, &FrameBufType);
     if (!b) return NULL;
+    if (*p && n) {
+        uint8_t *fit = PyMem_Realloc(*p, n);
+        if (fit) *p = fit;
+    }
     b->p = *p;
     b->n = (Py_ssize_t)n;
     *p = NULL;
@@ -1122,6 +1133,28 @@ static void frame_free(frame *fr) {
     Py_XDECREF(fr->last_index);
 }
 
+/* A guess at the rows a frame will have, to size the header columns at
+ * once: the traces' buffer bytes (the header's BuffersWritten times
+ * BufferSize) at 64 bytes an event, over the events real traces have
+ * (130 to 190 bytes an event), at most 4M rows and max_events; room never
+ * written is never touched (and is given back at the end). */
+static size_t frame_rows_hint(Reader *self) {
+    uint64_t bytes = 0;
+    size_t n = self->several ? self->nfiles : 1;
+    for (size_t i = 0; i < n; i++) {
+        const etw_reader *r = self->several ? etw_multi_reader(self->holder, i) : self->r;
+        const etw_logfile_header *h = r ? etw_reader_logfile(r) : NULL;
+        if (h) bytes += (uint64_t)h->buffers_written * h->buffer_size;
+    }
+    uint64_t rows = bytes / 64;
+    if (self->max_events) {
+        uint64_t left = self->max_events > self->returned ? self->max_events - self->returned : 0;
+        if (left < rows) rows = left;
+    }
+    if (rows > (UINT64_C(1) << 22)) rows = UINT64_C(1) << 22;
+    return rows < 1024 ? 1024 : (size_t)rows;
+}
+
 /* _frame(columns, expand): read the remaining events (selection and
  * options applied) into columns: {"header": [spec...], "fields": [spec...],
  * "expanded": bool}, spec = (name, kind, values, validity, categories). */
@@ -1144,6 +1177,9 @@ PyObject *Reader_frame(Reader *self, PyObject *args) {
         fr.h[i].sparse = h_kinds[i] == COL_OBJ && i != H_PROVIDER_GUID && i != H_FIELDS;
         fr.want[i] = i != H_FILE || self->several;
     }
+    size_t hint = frame_rows_hint(self);
+    for (int i = 0; i < H_COUNT_; i++)
+        if (!fr.h[i].sparse) fr.h[i].first = hint;
     if (expand == Py_None) {
         fr.expand = fr.decide = 1;
     } else {
