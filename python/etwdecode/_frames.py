@@ -138,7 +138,7 @@ def native_frame(reader, columns=None, expand=None):
     """The remaining events of a Reader as a DataFrame, built by the native
     column builder (no event dicts): COLUMNS (those the events have, plus
     "file" for several traces), then one column per field (expanded) or a
-    ``fields`` column of dicts. columns: the names to build, in order."""
+    ``fields`` column of etwdecode.Fields. columns: the names to build, in order."""
     import gc
     import numpy as np
     import pandas as pd
