@@ -18,15 +18,18 @@ JSON text are listed in docs/python.md:
         print(ev["time"], ev["provider"], ev["event"], ev["fields"])
 """
 
+import collections.abc as _abc
 import datetime as _datetime
 import glob as _glob
 import os as _os
 
-from ._native import DamageWarning, Error, Reader, library_version
+from ._native import DamageWarning, Error, Fields, Reader, library_version
+
+_abc.Mapping.register(Fields)
 
 __all__ = [
     "open", "to_pandas", "stats", "schemas", "profile", "to_datetime", "Error", "DamageWarning",
-    "HEADER_KEYS", "PROFILE_COLUMNS", "library_version",
+    "HEADER_KEYS", "PROFILE_COLUMNS", "library_version", "Fields",
 ]
 
 __version__ = library_version
@@ -227,10 +230,12 @@ def to_pandas(path, manifests=(), *, expand=None, columns=None, **kwargs):
       for several traces) as categoricals, ``keywords`` uint64, the other
       numbers int64 (pid/tid -1: none), the optional keys (process,
       activity_id, stack, error, raw, ...) objects, None where absent;
-    - the fields: a ``fields`` column of dicts -- or one column per field
+    - the fields: a ``fields`` column of etwdecode.Fields (read-only
+      mappings with the keys and values of the event dict's ``fields``;
+      ``dict(f)`` makes a dict) -- or one column per field
       when the selected events are all of one kind (one provider and event
       name), or when expand=True (the union of the fields; expand=False
-      keeps the dicts). A field column is Int64/UInt64 by the field's TDH
+      keeps the ``fields`` column). A field column is Int64/UInt64 by the field's TDH
       in-type (signed types Int64; unsigned ones, pointers, sizes and hex
       types UInt64: exact, <NA> where an event lacks it; plain int64/uint64
       when every row has a value), float64, ``boolean``, or objects (str,
@@ -240,7 +245,7 @@ def to_pandas(path, manifests=(), *, expand=None, columns=None, **kwargs):
 
     columns: only these columns are built, in this order: header keys and
     field names (``fields.NAME`` for a field named like a header key;
-    ``fields``: the dicts). kwargs: as open()."""
+    ``fields``: the ``fields`` column). kwargs: as open()."""
     from ._frames import native_frame
     with open(path, manifests, **kwargs) as events:
         return native_frame(events._reader, columns=columns, expand=expand)

@@ -138,8 +138,9 @@ def native_frame(reader, columns=None, expand=None):
     """The remaining events of a Reader as a DataFrame, built by the native
     column builder (no event dicts): COLUMNS (those the events have, plus
     "file" for several traces), then one column per field (expanded) or a
-    ``fields`` column of dicts. columns: the names to build, in order."""
+    ``fields`` column of etwdecode.Fields. columns: the names to build, in order."""
     import gc
+    import numpy as np
     import pandas as pd
     # many container objects kept: the cyclic collector would walk them all
     # again and again while they are made
@@ -159,6 +160,11 @@ def native_frame(reader, columns=None, expand=None):
     for name, kind, values, valid, _cats, at in res["fields"]:
         key = "fields." + name if name in data or name in COLUMNS else name
         data[key] = _field_array(kind, values, valid, at, n)
+    for key, arr in data.items():
+        # object columns as Series of dtype object: pandas would otherwise
+        # scan each one for datetimes (a whole column of None: every cell)
+        if isinstance(arr, np.ndarray) and arr.dtype == object:
+            data[key] = pd.Series(arr, dtype=object, copy=False)
     frame = pd.DataFrame(data, copy=False)
     if len(frame) != n:  # no column at all
         frame = pd.DataFrame(index=pd.RangeIndex(n))

@@ -18,7 +18,8 @@
 #include "py_native.h"
 
 /* column types */
-enum { COL_NONE, COL_I64, COL_U64, COL_F64, COL_BOOL, COL_OBJ, COL_TIME, COL_CAT };
+enum { COL_NONE, COL_I64, COL_U64, COL_F64, COL_BOOL, COL_OBJ, COL_TIME, COL_CAT,
+       COL_IARR, COL_UARR /* a "fields" cell only: an integer array, unboxed (obj: bytes) */ };
 
 /* validity of a field column's stored cell (rows without one are absent) */
 enum { CELL_VALUE = 1, CELL_NONE = 2 /* present, None */ };
@@ -33,12 +34,17 @@ typedef struct col {
     uint8_t *at;     /* field columns: the row (int64) of each stored cell, rising:
                       * a field column keeps only the rows that have the field */
     size_t acap;
-    PyObject *list;  /* COL_OBJ: one object a row (a stored cell) */
+    PyObject **objs; /* COL_OBJ: one object a row (a stored cell), owned; made a
+                      * list at the end (grown by doubling, not as a list grows) */
+    size_t nobj, ocap;
     size_t n;        /* rows filled (field columns: cells stored) */
     PyObject *cats;  /* COL_CAT: the categories (list) and str -> code (dict) */
     PyObject *catmap;
     int sparse;      /* a header column most rows lack: data holds the int64
                       * rows of the objects in list (no None a row) */
+    size_t first;    /* rows to make room for at once: a header column that has a
+                      * value every row starts at the frame's guess of its rows
+                      * (frame_rows_hint), so it is not copied as it grows */
 } col;
 
 /* header columns, in _frames.COLUMNS order (fields last) */
@@ -84,13 +90,25 @@ typedef struct frame {
     int expand;         /* 1: field columns; 0: a "fields" column of dicts */
     int decide;         /* expand=None: field columns while one kind is seen */
     int32_t kind_p, kind_e; /* the first row's provider and event codes */
+    /* the "fields" column: a row's values (their names and cells) gathered
+     * here (reused, no allocation an event), then one etwdecode.Fields */
+    fields_layouts layouts;
+    const char **rn;
+    uint8_t *rdrive;
+    struct cell *rv;
+    size_t rcap;
+    uint8_t *abuf;        /* int_array_cell()'s values */
+    size_t acap;
+    str_cache wide, narrow; /* string_cell(): short UTF-16 / 8-bit texts by their bytes */
+    PyObject *last_index; /* fields_from_dict()'s index of the last dict */
 } frame;
 
 /* ---- growable buffers ---- */
 
-static int grow(uint8_t **p, size_t *cap, size_t need, size_t width) {
+/* first: the rows to make room for at once (0: 1024) */
+static int grow_from(uint8_t **p, size_t *cap, size_t need, size_t width, size_t first) {
     if (need <= *cap) return 0;
-    size_t nc = *cap ? *cap : 1024;
+    size_t nc = *cap ? *cap : first ? first : 1024;
     while (nc < need) {
         if (nc > ((size_t)PY_SSIZE_T_MAX / 2) / width) return PyErr_NoMemory(), -1;
         nc *= 2;
@@ -101,6 +119,8 @@ static int grow(uint8_t **p, size_t *cap, size_t need, size_t width) {
     *cap = nc;
     return 0;
 }
+
+static int grow(uint8_t **p, size_t *cap, size_t need, size_t width) { return grow_from(p, cap, need, width, 0); }
 
 static size_t col_width(int kind) {
     switch (kind) {
@@ -115,7 +135,8 @@ static void col_free(col *c) {
     PyMem_Free(c->data);
     PyMem_Free(c->valid);
     PyMem_Free(c->at);
-    Py_XDECREF(c->list);
+    for (size_t i = 0; i < c->nobj; i++) Py_DECREF(c->objs[i]);
+    PyMem_Free(c->objs);
     Py_XDECREF(c->cats);
     Py_XDECREF(c->catmap);
     memset(c, 0, sizeof *c);
@@ -126,22 +147,28 @@ static int col_reserve(col *c, int field) {
     if (field && (grow(&c->valid, &c->vcap, c->n + 1, 1) < 0 || grow(&c->at, &c->acap, c->n + 1, 8) < 0))
         return -1;
     if (c->kind == COL_OBJ || c->kind == COL_NONE) return 0;
-    return grow(&c->data, &c->cap, c->n + 1, col_width(c->kind));
+    return grow_from(&c->data, &c->cap, c->n + 1, col_width(c->kind), c->first);
 }
 
 static int col_push_obj(col *c, PyObject *o) { /* steals o */
     if (!o) return -1;
-    if (!c->list && !(c->list = PyList_New(0))) {
-        Py_DECREF(o);
-        return -1;
+    if (c->nobj == c->ocap) {
+        size_t nc = c->ocap ? c->ocap * 2 : c->first ? c->first : 1024;
+        PyObject **no = nc <= PY_SSIZE_T_MAX / sizeof *no ? PyMem_Realloc(c->objs, nc * sizeof *no) : NULL;
+        if (!no) {
+            Py_DECREF(o);
+            PyErr_NoMemory();
+            return -1;
+        }
+        c->objs = no;
+        c->ocap = nc;
     }
-    int rc = PyList_Append(c->list, o);
-    Py_DECREF(o);
-    return rc;
+    c->objs[c->nobj++] = o;
+    return 0;
 }
 
 static int col_push_u64(col *c, uint64_t u) {
-    if (grow(&c->data, &c->cap, c->n + 1, 8) < 0) return -1;
+    if (grow_from(&c->data, &c->cap, c->n + 1, 8, c->first) < 0) return -1;
     memcpy(c->data + c->n * 8, &u, 8);
     c->n++;
     return 0;
@@ -185,7 +212,7 @@ static int col_push_cat(col *c, PyObject *name) { /* steals name */
         Py_DECREF(kc);
     }
     Py_DECREF(name);
-    if (grow(&c->data, &c->cap, c->n + 1, 4) < 0) return -1;
+    if (grow_from(&c->data, &c->cap, c->n + 1, 4, c->first) < 0) return -1;
     memcpy(c->data + c->n * 4, &k, 4);
     c->n++;
     return 0;
@@ -226,22 +253,24 @@ static PyObject *typed_obj(const col *c, size_t row) {
 /* A typed column that met a value of another type: all its values as
  * objects (exact), from now on. */
 static int demote(col *c) {
-    PyObject *l = PyList_New((Py_ssize_t)c->n);
-    if (!l) return -1;
-    for (size_t i = 0; i < c->n; i++) {
+    for (size_t i = c->nobj; i < c->n; i++) {
         PyObject *o = c->kind == COL_NONE ? (Py_INCREF(Py_None), Py_None) : typed_obj(c, i);
-        if (!o) {
-            Py_DECREF(l);
-            return -1;
-        }
-        PyList_SET_ITEM(l, (Py_ssize_t)i, o);
+        if (col_push_obj(c, o) < 0) return -1;
     }
     PyMem_Free(c->data);
     c->data = NULL;
     c->cap = 0;
-    Py_XSETREF(c->list, l);
     c->kind = COL_OBJ;
     return 0;
+}
+
+/* The objects of c as a new list (taken from c). */
+static PyObject *take_list(col *c) {
+    PyObject *l = PyList_New((Py_ssize_t)c->nobj);
+    if (!l) return NULL;
+    for (size_t i = 0; i < c->nobj; i++) PyList_SET_ITEM(l, (Py_ssize_t)i, c->objs[i]);
+    c->nobj = 0;
+    return l;
 }
 
 static PyObject *cell_obj(cell *v) { /* gives v's reference */
@@ -563,6 +592,179 @@ static int fields_to_cols(frame *fr, const etw_schema *s, const etw_event *ev, u
     return 0;
 }
 
+/* Room for n values of a "fields" row. */
+static int row_reserve(frame *fr, size_t n) {
+    if (n <= fr->rcap) return 0;
+    size_t nc = fr->rcap ? fr->rcap * 2 : 64;
+    while (nc < n) nc *= 2;
+    const char **rn = PyMem_Realloc(fr->rn, nc * sizeof *rn);
+    if (rn) fr->rn = rn;
+    uint8_t *rd = rn ? PyMem_Realloc(fr->rdrive, nc) : NULL;
+    if (rd) fr->rdrive = rd;
+    cell *rv = rd ? PyMem_Realloc(fr->rv, nc * sizeof *rv) : NULL;
+    if (!rv) return PyErr_NoMemory(), -1;
+    fr->rv = rv;
+    fr->rcap = nc;
+    return 0;
+}
+
+static int fv_kind(int col_kind) {
+    switch (col_kind) {
+    case COL_I64: return FV_I64;
+    case COL_U64: return FV_U64;
+    case COL_F64: return FV_F64;
+    case COL_BOOL: return FV_BOOL;
+    case COL_OBJ: return FV_OBJ;
+    case COL_IARR: return FV_IARR;
+    case COL_UARR: return FV_UARR;
+    default: return FV_NONE;
+    }
+}
+
+/* The array the cursor just opened as one bytes object of 8-byte values
+ * when its elements are all integers of one class (integer_class: int64
+ * or uint64), its end consumed: 1 (out filled); else 0 with the cursor
+ * where it was, for container_obj(); -1 on an error. */
+static int int_array_cell(frame *fr, etw_decode_cursor *c, cell *out) {
+    etw_decode_cursor save = *c;
+    size_t n = 0;
+    int cls = -1;
+    etw_value e;
+    while (etw_decode_next(c, &e) == ETW_OK) {
+        if (e.kind == ETW_VALUE_ARRAY_END) {
+            out->obj = PyBytes_FromStringAndSize(n ? (const char *)fr->abuf : "", (Py_ssize_t)(n * 8));
+            if (!out->obj) return -1;
+            out->kind = cls == NUM_U64 ? COL_UARR : COL_IARR;
+            return 1;
+        }
+        if (e.kind != ETW_VALUE_SCALAR || !e.data || (e.prop && (e.prop->flags & ETW_PROP_CUSTOM_SIZED)))
+            break;
+        switch (e.in_type) {
+        case ETW_INTYPE_INT8:
+        case ETW_INTYPE_UINT8:
+        case ETW_INTYPE_INT16:
+        case ETW_INTYPE_UINT16:
+        case ETW_INTYPE_INT32:
+        case ETW_INTYPE_UINT32:
+        case ETW_INTYPE_INT64:
+        case ETW_INTYPE_UINT64:
+        case ETW_INTYPE_HEXINT32:
+        case ETW_INTYPE_HEXINT64:
+        case ETW_INTYPE_POINTER:
+        case ETW_INTYPE_SIZET: break;
+        default: goto rewind;
+        }
+        uint64_t bits = 0;
+        int k = integer_class(&e, &bits);
+        if ((k != NUM_I64 && k != NUM_U64) || (cls >= 0 && k != cls)) break;
+        cls = k;
+        if (grow(&fr->abuf, &fr->acap, n + 1, 8) < 0) return -1;
+        memcpy(fr->abuf + n * 8, &bits, 8);
+        n++;
+    }
+rewind:
+    *c = save;
+    return 0;
+}
+
+#define STRING_CELL_MAX 256 /* bytes: longer texts are not looked up */
+
+/* A short string value as the str value_obj() makes, one object for the
+ * same bytes (a trace repeats its names and paths): 1 (out filled), 0 not
+ * such a value, -1 on an error. */
+static int string_cell(frame *fr, const etw_value *v, cell *out) {
+    if (v->kind != ETW_VALUE_SCALAR || !v->data || v->size > STRING_CELL_MAX ||
+        (v->prop && (v->prop->flags & ETW_PROP_CUSTOM_SIZED)))
+        return 0;
+    int wide;
+    switch (v->in_type) {
+    case ETW_INTYPE_UNICODESTRING:
+    case ETW_INTYPE_MANIFEST_COUNTEDSTRING:
+    case ETW_INTYPE_COUNTEDSTRING:
+    case ETW_INTYPE_REVERSEDCOUNTEDSTRING:
+    case ETW_INTYPE_NONNULLTERMINATEDSTRING: wide = 1; break;
+    case ETW_INTYPE_ANSISTRING:
+    case ETW_INTYPE_MANIFEST_COUNTEDANSISTRING:
+    case ETW_INTYPE_COUNTEDANSISTRING:
+    case ETW_INTYPE_REVERSEDCOUNTEDANSISTRING:
+    case ETW_INTYPE_NONNULLTERMINATEDANSISTRING:
+        if (v->out_type == ETW_OUTTYPE_UTF8 || v->out_type == ETW_OUTTYPE_XML || v->out_type == ETW_OUTTYPE_JSON)
+            return 0;
+        wide = 0;
+        break;
+    default: return 0;
+    }
+    str_cache *sc = wide ? &fr->wide : &fr->narrow;
+    uint64_t h = fnv1a(v->data, v->size);
+    PyObject *o = str_cache_get(sc, v->data, v->size, h);
+    if (!o) {
+        o = wide ? utf16_str(v->data, v->size) : ansi_str(v->data, v->size);
+        if (!o) return -1;
+        str_cache_put(sc, v->data, v->size, h, o);
+    }
+    out->kind = COL_OBJ;
+    out->obj = o;
+    return 1;
+}
+
+/* The payload of ev (schema s, or NULL: none) as one etwdecode.Fields: the
+ * keys and values fields_obj() gives the event dict (NAME_drive after an
+ * NT path; a name met twice: its first place, its last value), numbers
+ * kept unboxed; *trailing: the bytes the schema left. */
+static PyObject *fields_row(frame *fr, const etw_schema *s, const etw_event *ev, uint32_t *trailing) {
+    Reader *self = fr->self;
+    etw_decode_cursor c;
+    etw_value v;
+    size_t n = 0;
+    PyObject *out = NULL;
+    if (s && etw_decoder_begin(self->dec, ev, s, &c) == ETW_OK) {
+        while (etw_decode_next(&c, &v) == ETW_OK) {
+            if (v.kind == ETW_VALUE_STRUCT_END || v.kind == ETW_VALUE_ARRAY_END) continue; /* not at the top */
+            if (row_reserve(fr, n + 2) < 0) goto fail;
+            cell *cl = &fr->rv[n];
+            cl->kind = COL_NONE;
+            cl->bits = 0;
+            cl->obj = NULL;
+            fr->rn[n] = v.name ? v.name : "";
+            fr->rdrive[n] = 0;
+            n++;
+            int packed = 0;
+            if (v.kind == ETW_VALUE_ARRAY_BEGIN && (packed = int_array_cell(fr, &c, cl)) < 0) goto fail;
+            if (!packed && (packed = string_cell(fr, &v, cl)) < 0) goto fail;
+            if (packed) {
+            } else if (v.kind == ETW_VALUE_STRUCT_BEGIN || v.kind == ETW_VALUE_ARRAY_BEGIN) {
+                if (!(cl->obj = container_obj(self, &c, &v))) goto fail; /* consumes up to its end */
+                cl->kind = COL_OBJ;
+            } else if (value_cell(self, &v, cl) < 0) {
+                goto fail;
+            }
+            char drive[ETW_DRIVE_PATH_MAX];
+            size_t dn;
+            if (etw_decoder_value_drive_path(self->dec, &v, drive, sizeof drive, &dn)) {
+                cell *dc = &fr->rv[n];
+                dc->kind = COL_OBJ;
+                dc->bits = 0;
+                fr->rn[n] = fr->rn[n - 1];
+                fr->rdrive[n] = 1;
+                n++;
+                if (!(dc->obj = PyUnicode_DecodeUTF8(drive, (Py_ssize_t)dn, "replace"))) goto fail;
+            }
+        }
+        *trailing = etw_decode_remaining(&c);
+    }
+    const fields_layout *l = fields_layout_get(&fr->layouts, self, fr->rn, fr->rdrive, n);
+    if (!l || !(out = fields_alloc(l->index, l->nkeys))) goto fail;
+    for (size_t i = 0; i < n; i++) {
+        fields_put(out, l->slots[i], fv_kind(fr->rv[i].kind), fr->rv[i].bits, fr->rv[i].obj);
+        fr->rv[i].obj = NULL;
+    }
+    fields_done(out);
+    return out;
+fail:
+    for (size_t i = 0; i < n; i++) Py_XDECREF(fr->rv[i].obj);
+    return NULL;
+}
+
 /* A dict of fields (the log-file header, a manifest chunk) into columns. */
 static int dict_to_cols(frame *fr, PyObject *d) {
     PyObject *k, *val;
@@ -596,7 +798,7 @@ static int fold_fields(frame *fr) {
             size_t k = pos[i]++;
             PyObject *o;
             if (c->kind == COL_OBJ) {
-                o = PyList_GET_ITEM(c->list, (Py_ssize_t)k);
+                o = c->objs[k];
                 Py_INCREF(o);
             } else if (c->kind == COL_NONE) {
                 o = (Py_INCREF(Py_None), Py_None);
@@ -610,7 +812,9 @@ static int fold_fields(frame *fr) {
             }
             Py_DECREF(o);
         }
-        if (col_push_obj(fc, d) < 0) goto fail;
+        PyObject *f = fields_from_dict(d, &fr->last_index);
+        Py_DECREF(d);
+        if (col_push_obj(fc, f) < 0) goto fail;
         fc->n++;
     }
     PyMem_Free(pos);
@@ -751,10 +955,14 @@ static int frame_event(frame *fr, const etw_event *ev, const etw_label *lab) {
         PyObject *d = ev->is_logfile_header ? logfile_obj(self) : manifest_obj(ev);
         if (d) {
             decoded = 1;
-            int rc = fr->expand ? dict_to_cols(fr, d) : 0;
-            if (rc < 0 || (!fr->expand ? put_obj(fr, H_FIELDS, d) : (Py_DECREF(d), 0)) < 0) {
-                if (rc < 0) Py_DECREF(d);
-                return -1;
+            if (fr->expand) {
+                int rc = dict_to_cols(fr, d);
+                Py_DECREF(d);
+                if (rc < 0) return -1;
+            } else {
+                PyObject *f = fr->want[H_FIELDS] ? fields_from_dict(d, &fr->last_index) : NULL;
+                Py_DECREF(d);
+                if (put_obj(fr, H_FIELDS, f) < 0 && fr->want[H_FIELDS]) return -1;
             }
         } else if (!ev->is_logfile_header) {
             if (PyErr_Occurred()) return -1;
@@ -767,8 +975,7 @@ static int frame_event(frame *fr, const etw_event *ev, const etw_label *lab) {
         if (fr->expand) {
             if (fields_to_cols(fr, schema, ev, &trailing) < 0) return -1;
         } else if (fr->want[H_FIELDS]) {
-            PyObject *d = fields_obj(self, schema, ev, &trailing);
-            if (put_obj(fr, H_FIELDS, d) < 0) return -1;
+            if (put_obj(fr, H_FIELDS, fields_row(fr, schema, ev, &trailing)) < 0) return -1;
         } else if (fr->want[H_ERROR] && !error) {
             /* the trailing bytes say whether the payload fits the schema */
             etw_decode_cursor c;
@@ -781,8 +988,9 @@ static int frame_event(frame *fr, const etw_event *ev, const etw_label *lab) {
         }
         if (!error) error = etw_decoder_payload_problem(self->dec, ev, schema, trailing);
         decoded = 1;
-    } else if (!decoded && !fr->expand && put_obj(fr, H_FIELDS, PyDict_New()) < 0) {
-        return -1;
+    } else if (!decoded && !fr->expand && fr->want[H_FIELDS]) {
+        uint32_t none = 0;
+        if (put_obj(fr, H_FIELDS, fields_row(fr, NULL, ev, &none)) < 0) return -1;
     }
     if (error) {
         if (put_obj(fr, H_ERROR, fr->want[H_ERROR] ? PyUnicode_DecodeUTF8(error, (Py_ssize_t)strlen(error), "replace")
@@ -811,8 +1019,54 @@ static int frame_event(frame *fr, const etw_event *ev, const etw_label *lab) {
 
 /* ---- the result ---- */
 
-static PyObject *bytes_of(const uint8_t *p, size_t n) {
-    return PyBytes_FromStringAndSize(p ? (const char *)p : "", (Py_ssize_t)n);
+/* A column buffer handed to Python as it is (no copy): a read-only
+ * buffer-protocol object that owns the PyMem block (np.frombuffer keeps
+ * it alive). */
+typedef struct FrameBuf {
+    PyObject_HEAD
+    uint8_t *p;
+    Py_ssize_t n;
+} FrameBuf;
+
+static void FrameBuf_dealloc(FrameBuf *b) {
+    PyMem_Free(b->p);
+    PyObject_Free(b);
+}
+
+static int FrameBuf_getbuffer(FrameBuf *b, Py_buffer *view, int flags) {
+    static uint8_t none[1];
+    return PyBuffer_FillInfo(view, (PyObject *)b, b->p ? b->p : none, b->n, 1, flags);
+}
+
+static Py_ssize_t FrameBuf_length(FrameBuf *b) { return b->n; }
+
+static PyBufferProcs FrameBuf_as_buffer = {.bf_getbuffer = (getbufferproc)FrameBuf_getbuffer};
+static PySequenceMethods FrameBuf_as_sequence = {.sq_length = (lenfunc)FrameBuf_length};
+
+PyTypeObject FrameBufType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "etwdecode._native._FrameBuf",
+    .tp_basicsize = sizeof(FrameBuf),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A to_pandas column's bytes (read-only buffer).",
+    .tp_dealloc = (destructor)FrameBuf_dealloc,
+    .tp_as_buffer = &FrameBuf_as_buffer,
+    .tp_as_sequence = &FrameBuf_as_sequence,
+};
+
+/* The first n bytes of *p as a FrameBuf that takes the block (*p NULL
+ * after), its room past them given back. */
+static PyObject *bytes_of(uint8_t **p, size_t *cap, size_t n) {
+    FrameBuf *b = PyObject_New(FrameBuf, &FrameBufType);
+    if (!b) return NULL;
+    if (*p && n) {
+        uint8_t *fit = PyMem_Realloc(*p, n);
+        if (fit) *p = fit;
+    }
+    b->p = *p;
+    b->n = (Py_ssize_t)n;
+    *p = NULL;
+    *cap = 0;
+    return (PyObject *)b;
 }
 
 static const char *kind_name(int k) {
@@ -833,9 +1087,8 @@ static const char *kind_name(int k) {
  * (name, kind, stored values, their validity, None, their rows) */
 static PyObject *col_spec(col *c, PyObject *name, int field) {
     if (c->sparse) {
-        PyObject *objs = c->list ? c->list : PyList_New(0);
-        if (c->list) Py_INCREF(objs);
-        PyObject *at = objs ? bytes_of(c->data, c->n * 8) : NULL;
+        PyObject *objs = take_list(c);
+        PyObject *at = objs ? bytes_of(&c->data, &c->cap, c->n * 8) : NULL;
         if (!at) {
             Py_XDECREF(objs);
             return NULL;
@@ -844,20 +1097,19 @@ static PyObject *col_spec(col *c, PyObject *name, int field) {
     }
     PyObject *vals;
     if (c->kind == COL_OBJ) {
-        vals = c->list ? c->list : PyList_New(0);
-        if (c->list) Py_INCREF(vals);
+        vals = take_list(c);
     } else if (c->kind == COL_NONE) {
         Py_INCREF(Py_None);
         vals = Py_None;
     } else {
-        vals = bytes_of(c->data, c->n * col_width(c->kind));
+        vals = bytes_of(&c->data, &c->cap, c->n * col_width(c->kind));
     }
     if (!vals) return NULL;
-    PyObject *valid = field && c->valid ? bytes_of(c->valid, c->n) : (Py_INCREF(Py_None), Py_None);
+    PyObject *valid = field && c->valid ? bytes_of(&c->valid, &c->vcap, c->n) : (Py_INCREF(Py_None), Py_None);
     PyObject *cats = c->cats ? c->cats : Py_None;
     if (!valid) return Py_DECREF(vals), NULL;
     if (field) {
-        PyObject *at = bytes_of(c->at, c->n * 8);
+        PyObject *at = bytes_of(&c->at, &c->acap, c->n * 8);
         if (!at) return Py_DECREF(vals), Py_DECREF(valid), NULL;
         return Py_BuildValue("(OsNNON)", name, kind_name(c->kind), vals, valid, cats, at);
     }
@@ -871,6 +1123,36 @@ static void frame_free(frame *fr) {
     PyMem_Free(fr->slots);
     Py_XDECREF(fr->fmap);
     Py_XDECREF(fr->only);
+    fields_layouts_clear(&fr->layouts);
+    PyMem_Free(fr->rn);
+    PyMem_Free(fr->rdrive);
+    PyMem_Free(fr->rv);
+    PyMem_Free(fr->abuf);
+    str_cache_clear(&fr->wide);
+    str_cache_clear(&fr->narrow);
+    Py_XDECREF(fr->last_index);
+}
+
+/* A guess at the rows a frame will have, to size the header columns at
+ * once: the traces' buffer bytes (the header's BuffersWritten times
+ * BufferSize) at 64 bytes an event, over the events real traces have
+ * (130 to 190 bytes an event), at most 4M rows and max_events; room never
+ * written is never touched (and is given back at the end). */
+static size_t frame_rows_hint(Reader *self) {
+    uint64_t bytes = 0;
+    size_t n = self->several ? self->nfiles : 1;
+    for (size_t i = 0; i < n; i++) {
+        const etw_reader *r = self->several ? etw_multi_reader(self->holder, i) : self->r;
+        const etw_logfile_header *h = r ? etw_reader_logfile(r) : NULL;
+        if (h) bytes += (uint64_t)h->buffers_written * h->buffer_size;
+    }
+    uint64_t rows = bytes / 64;
+    if (self->max_events) {
+        uint64_t left = self->max_events > self->returned ? self->max_events - self->returned : 0;
+        if (left < rows) rows = left;
+    }
+    if (rows > (UINT64_C(1) << 22)) rows = UINT64_C(1) << 22;
+    return rows < 1024 ? 1024 : (size_t)rows;
 }
 
 /* _frame(columns, expand): read the remaining events (selection and
@@ -895,6 +1177,9 @@ PyObject *Reader_frame(Reader *self, PyObject *args) {
         fr.h[i].sparse = h_kinds[i] == COL_OBJ && i != H_PROVIDER_GUID && i != H_FIELDS;
         fr.want[i] = i != H_FILE || self->several;
     }
+    size_t hint = frame_rows_hint(self);
+    for (int i = 0; i < H_COUNT_; i++)
+        if (!fr.h[i].sparse) fr.h[i].first = hint;
     if (expand == Py_None) {
         fr.expand = fr.decide = 1;
     } else {

@@ -32,7 +32,9 @@ PyMODINIT_FUNC PyInit__native(void) {
         g_keys[i] = PyUnicode_InternFromString(k_key_names[i]);
         if (!g_keys[i]) return NULL;
     }
-    if (PyType_Ready(&ReaderType) < 0) return NULL;
+    if (PyType_Ready(&ReaderType) < 0 || PyType_Ready(&FieldsType) < 0 ||
+        PyType_Ready(&FrameBufType) < 0)
+        return NULL;
     PyObject *m = PyModule_Create(&native_module);
     if (!m) return NULL;
     EtwError = PyErr_NewExceptionWithDoc("etwdecode.Error",
@@ -45,7 +47,9 @@ PyMODINIT_FUNC PyInit__native(void) {
                                            PyExc_UserWarning, NULL);
     if (!EtwError || !EtwWarning) return NULL;
     Py_INCREF(&ReaderType);
+    Py_INCREF(&FieldsType);
     if (PyModule_AddObject(m, "Reader", (PyObject *)&ReaderType) < 0 ||
+        PyModule_AddObject(m, "Fields", (PyObject *)&FieldsType) < 0 ||
         PyModule_AddObject(m, "Error", EtwError) < 0 || PyModule_AddObject(m, "DamageWarning", EtwWarning) < 0 ||
         PyModule_AddStringConstant(m, "library_version", etw_version_string()) < 0)
         return NULL;

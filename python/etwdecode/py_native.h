@@ -3,7 +3,8 @@
  * functions one file makes and another uses. The extension is split by
  * concept: py_strings.c (caches, JSON scalars), py_event.c (an event as a
  * dict), py_reader.c (the Reader type), py_profile.c (stacks and profile()),
- * py_frames.c (to_pandas columns), py_report.c (reports),
+ * py_frames.c (to_pandas columns), py_fields.c (etwdecode.Fields, a frame's
+ * fields cells), py_report.c (reports),
  * py_module.c (the module). */
 #ifndef ETWDECODE_PY_NATIVE_H
 #define ETWDECODE_PY_NATIVE_H
@@ -175,7 +176,43 @@ PyObject *native_traces(PyObject *mod, PyObject *arg);
 /* py_report.c */
 PyObject *native_report(PyObject *mod, PyObject *args, PyObject *kw);
 
+/* py_fields.c: etwdecode.Fields */
+extern PyTypeObject FieldsType;
+/* how a Fields cell holds its value */
+enum { FV_NONE, FV_OBJ, FV_I64, FV_U64, FV_F64, FV_BOOL,
+       FV_IARR, FV_UARR /* a list of int64 / uint64 values, held as bytes (8 a value, native order) */ };
+/* A row's layout: its values' names (the schema's name pointers; drive[i]
+ * 1: the NAME_drive twin of names[i]) and the index they make. */
+typedef struct fields_layout {
+    uint64_t hash;
+    size_t n;            /* values in a row */
+    const char **names;
+    uint8_t *drive;
+    Py_ssize_t *slots;   /* the position of each value (a name met again: its first one) */
+    Py_ssize_t nkeys;    /* distinct names */
+    PyObject *index;     /* dict: name -> position */
+} fields_layout;
+typedef struct fields_layouts {
+    fields_layout **slots;
+    size_t cap, used;
+} fields_layouts;
+/* The cached layout of these names (made on first sight), or NULL with an
+ * exception; it stays valid until fields_layouts_clear or the next call
+ * that makes a new one. */
+fields_layout *fields_layout_get(fields_layouts *t, Reader *self, const char *const *names, const uint8_t *drive,
+                                 size_t n);
+void fields_layouts_clear(fields_layouts *t);
+/* A Fields of n values (all None) over index; fields_put sets value i
+ * (kind FV_*: bits, or obj, stolen); fields_done when all are set. */
+PyObject *fields_alloc(PyObject *index, Py_ssize_t n);
+void fields_put(PyObject *f, Py_ssize_t i, int kind, uint64_t bits, PyObject *obj);
+void fields_done(PyObject *f);
+/* A Fields of a dict's items; *last: an index to reuse for the same keys
+ * (updated, owned by the caller). */
+PyObject *fields_from_dict(PyObject *d, PyObject **last);
+
 /* py_frames.c */
+extern PyTypeObject FrameBufType;
 PyObject *Reader_frame(Reader *self, PyObject *args);
 
 #endif

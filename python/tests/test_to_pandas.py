@@ -152,3 +152,90 @@ def test_expanded_columns_hold_a_value_exactly_where_an_event_has_the_field(name
     for k, want in rows.items():
         col = wide["fields." + k] if "fields." + k in wide.columns else wide[k]
         assert list(np.flatnonzero(col.notna().to_numpy())) == want, k
+
+
+# ---- the "fields" column: etwdecode.Fields, a read-only mapping ----
+
+@pytest.mark.parametrize("name", [NET, "HTTP_Server.etl", "ShutdownPerfDiagLogger.etl", "gcevents.etl",
+                                  "BondEtwSample.etl", "primitive-types.etl"])
+def test_fields_cells_equal_etwdump_json(name):
+    # every cell of the fields column (default mode; expand=False for the
+    # traces of one kind) holds the payload etwdump's JSON writer prints for
+    # that event, read with the json module: same keys in the same order,
+    # integers exact (hex strings there), arrays and structs as lists/dicts
+    want = etwdump_events(name)
+    with etwdecode.open(trace(name), MANIFESTS.get(name, [])) as evs:
+        kinds = {(e["provider"], e["event"]) for e in evs}
+    df = etwdecode.to_pandas(trace(name), MANIFESTS.get(name, []), expand=None if len(kinds) > 1 else False)
+    assert "fields" in df.columns and len(df) == len(want)
+    for i, (f, e) in enumerate(zip(df["fields"], want)):
+        assert type(f) is etwdecode.Fields, i
+        assert list(f) == list(e["fields"]) and len(f) == len(e["fields"]), i
+        same(dict(f), e["fields"], "%s#%d" % (name, i))
+
+
+def test_fields_values_as_perfview_decodes_them():
+    # tests/data/net.4.5.2.x64.baseline.txt (PerfView TraceEvent's decode)
+    df = etwdecode.to_pandas(trace(NET), MANIFESTS[NET])
+    head = df["fields"].iloc[0]  # Windows Kernel/EventTrace: the log-file header
+    assert (head["BufferSize"], head["BuffersWritten"], head["NumberOfProcessors"]) == (65536, 360, 8)
+    assert (head["PointerSize"], head["CPUSpeed"], head["TimerResolution"]) == (8, 3592, 156250)
+    assert df["fields"].iloc[2]["SystemDirectory"] == "C:\\Windows\\system32"
+    starts = df[df["event"] == "Thread/Start"]["fields"]
+    f = next(f for f in starts if f["StackBase"] == 0xfffff880057f1000)
+    # "Win32StartAddr=0xfffff8002185916c": above 2**63, exact (no float, no int64 wrap)
+    assert f["Win32StartAddr"] == 0xfffff8002185916c and type(f["Win32StartAddr"]) is int
+    assert (f["BasePriority"], f["PagePriority"], f["SubProcessTag"]) == (8, 5, 0)
+    assert f.get("IoPriority") == 2 and f.get("NoSuchField") is None and f.get("NoSuchField", -1) == -1
+
+
+def test_fields_mapping_api():
+    import collections.abc
+    import copy
+    import pickle
+    df = etwdecode.to_pandas(trace(NET), MANIFESTS[NET], event=["CLRStack/CLRStackWalk", "GC/Start"])
+    want = [e["fields"] for e in etwdump_events(NET, "--event", "CLRStack/CLRStackWalk", "--event", "GC/Start")]
+    assert len(df) == len(want) > 100
+    f = df.fields.iloc[0]
+    d = dict(f)
+    assert isinstance(f, collections.abc.Mapping) and not isinstance(f, dict)
+    assert f == d and d == f and not (f != d) and f.to_dict() == d and type(f.to_dict()) is dict
+    assert list(f.keys()) == list(d) == list(iter(f)) and list(f.values()) == list(d.values())
+    assert list(f.items()) == list(d.items()) and f.keys() == d.keys()
+    assert len(f) == len(d) and all(k in f for k in d) and "NoSuchField" not in f
+    with pytest.raises(KeyError):
+        f["NoSuchField"]
+    with pytest.raises(TypeError):
+        hash(f)
+    with pytest.raises(TypeError):
+        f["X"] = 1
+    assert repr(f) == repr(d) and str(f) == str(d)
+    assert pickle.loads(pickle.dumps(f)) == f and type(pickle.loads(pickle.dumps(f))) is etwdecode.Fields
+    assert copy.deepcopy(f) == f and copy.copy(f) == f
+    assert etwdecode.Fields(d) == f and etwdecode.Fields(a=1) == {"a": 1} and etwdecode.Fields() == {}
+    assert f != {**d, "extra": 1} and f != {k: 0 for k in d} and (f == 3) is False
+    # the Stack array (pointers, "0x..." in etwdump's JSON): a list of exact ints, a new list each read
+    walks = [i for i, w in enumerate(want) if "Stack" in w]
+    assert walks
+    for i in walks[:50]:
+        stack = df.fields.iloc[i]["Stack"]
+        assert stack == [num(x) for x in want[i]["Stack"]] and all(type(x) is int for x in stack)
+    # pandas on the column
+    assert df.fields.iloc[walks[0]]["FrameCount"] == want[walks[0]]["FrameCount"]
+    counts = df.fields.apply(lambda x: x.get("FrameCount"))
+    assert [None if c is None or c != c else int(c) for c in counts] == [w.get("FrameCount") for w in want]
+    flat = pd.json_normalize(df.fields.map(dict).tolist())
+    assert list(flat.columns) == list(dict.fromkeys(k for w in want for k in w))
+    assert flat["ClrInstanceID"].tolist() == [w["ClrInstanceID"] for w in want]
+    wide = pd.DataFrame(df.fields.tolist())  # pandas reads Mappings too
+    assert sorted(wide.columns) == sorted(flat.columns) and len(wide) == len(df)
+    assert json.loads(json.dumps(f.to_dict())) == json.loads(json.dumps(d))
+
+
+def test_fields_of_events_without_a_payload_schema_and_of_the_header():
+    # no schema: an empty Fields (as the event dict's {}); the log-file header: a Fields too
+    with etwdecode.open(trace(NET)) as evs:
+        empty = [i for i, e in enumerate(evs) if e["fields"] == {}]
+    df = etwdecode.to_pandas(trace(NET))
+    assert empty and all(df.fields.iloc[i] == {} and len(df.fields.iloc[i]) == 0 for i in empty[:100])
+    assert all(type(f) is etwdecode.Fields for f in df.fields)
