@@ -302,7 +302,8 @@ static long long read_ahead(etw_reader *r, uint64_t off, void *buf, size_t n) {
         memcpy(buf, r->win + (off - r->win_off), n);
         return (long long)n;
     }
-    if (r->win_hint > INDEX_SMALL || n > INDEX_WINDOW || !grow(r, &r->win, &r->win_cap, INDEX_WINDOW))
+    /* input in memory reads for free: no window */
+    if (r->mem || r->win_hint > INDEX_SMALL || n > INDEX_WINDOW || !grow(r, &r->win, &r->win_cap, INDEX_WINDOW))
         return r->in.read_at(r->in.ctx, off, buf, n);
     r->win_len = 0;
     uint64_t left = r->in.size > off ? r->in.size - off : 0;
