@@ -562,12 +562,7 @@ etw_status etw_pdb_open_input(etw_pdb **out, const etw_input *in, const etw_pdb_
     return ETW_OK;
 }
 
-typedef struct mem_src {
-    const uint8_t *data;
-    size_t size;
-} mem_src;
-
-static long long mem_read_at(void *ctx, uint64_t off, void *buf, size_t n) {
+long long etw_pdb_mem_read_at(void *ctx, uint64_t off, void *buf, size_t n) {
     const mem_src *m = ctx;
     if (off >= m->size) return 0;
     if (n > m->size - off) n = (size_t)(m->size - off);
@@ -580,7 +575,7 @@ etw_status etw_pdb_open_mem(etw_pdb **out, const uint8_t *data, size_t size, con
     if (!out || (!data && size)) return ETW_E_INVALID_ARG;
     mem_src src = {data, size};
     etw_input in;
-    in.read_at = mem_read_at;
+    in.read_at = etw_pdb_mem_read_at;
     in.size = size;
     in.ctx = &src;
     return etw_pdb_open_input(out, &in, opt, 0);

@@ -9,6 +9,13 @@
 
 /* Open from any random-access input; with identity_only, read the info
  * stream and the DBI header only (no symbols: etw_pdb_symbol_count is 0). */
+/* Bytes in memory as an etw_input (ctx: a mem_src): the PDB readers' read_at. */
+typedef struct mem_src {
+    const uint8_t *data;
+    size_t size;
+} mem_src;
+long long etw_pdb_mem_read_at(void *ctx, uint64_t off, void *buf, size_t n);
+
 etw_status etw_pdb_open_input(etw_pdb **out, const etw_input *in, const etw_pdb_options *opt, int identity_only);
 
 /* Open path with identity_only (etw_symstore_find's check of a flat store). */

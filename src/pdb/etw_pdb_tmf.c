@@ -213,18 +213,6 @@ done:
     return st;
 }
 
-typedef struct mem_src {
-    const uint8_t *data;
-    size_t size;
-} mem_src;
-
-static long long mem_read_at(void *ctx, uint64_t off, void *buf, size_t n) {
-    const mem_src *m = ctx;
-    if (off >= m->size) return 0;
-    if (n > m->size - off) n = (size_t)(m->size - off);
-    memcpy(buf, m->data + off, n);
-    return (long long)n;
-}
 
 etw_status etw_pdb_annotations_mem(const uint8_t *data, size_t size, const etw_pdb_options *opt,
                                    etw_pdb_annotation_fn fn, void *ctx) {
@@ -234,7 +222,7 @@ etw_status etw_pdb_annotations_mem(const uint8_t *data, size_t size, const etw_p
     etw_allocator al = etw_allocator_resolve(opt ? opt->allocator : NULL);
     mem_src src = {data, size};
     etw_input in;
-    in.read_at = mem_read_at;
+    in.read_at = etw_pdb_mem_read_at;
     in.size = size;
     in.ctx = &src;
     return walk_input(&in, &al, why, fn, ctx);
