@@ -158,6 +158,14 @@ etw_status etw_pipeline_new(etw_pipeline **out, etw_reader *r, const etw_pipelin
  * file. */
 etw_status etw_pipeline_new_multi(etw_pipeline **out, etw_multi *m, const etw_pipeline_options *opt);
 
+/* Nonzero when the buffers of m's files average under 2 KiB (an event or
+ * two each): threads cost more than they save on such input. A pipeline
+ * over one such file runs on the calling thread whatever threads says; over
+ * several files it keeps its threads (its merge is built on them), so a
+ * caller that wants no slowdown reads several such files on one thread
+ * (etwdump: the -j 1 path). 0 for NULL or an empty m. */
+int etw_pipeline_small_buffers(const etw_multi *m);
+
 /* The file (index in the etw_multi, 0 with one reader) of the event a
  * select or render callback running with decoder d was called for: for
  * etw_multi_reader and etw_multi_name. Costs a look at each thread. */

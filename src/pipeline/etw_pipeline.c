@@ -840,6 +840,27 @@ static etw_status worker_init(etw_pipeline *p, worker *w, unsigned index) {
 }
 
 /* The files' readers, each with its held buffers (per stream). */
+/* The readers' buffers average under SMALL_BUFFERS_SERIAL bytes. */
+static int small_buffers(etw_reader *const *readers, uint32_t n) {
+    uint64_t bytes = 0, nbufs = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        bytes += etw_reader_input_size(readers[i]);
+        nbufs += etw_reader_buffer_count(readers[i]);
+    }
+    return nbufs && bytes / nbufs < SMALL_BUFFERS_SERIAL;
+}
+
+int etw_pipeline_small_buffers(const etw_multi *m) {
+    size_t n = m ? etw_multi_count(m) : 0;
+    uint64_t bytes = 0, nbufs = 0;
+    for (size_t i = 0; i < n; i++) {
+        const etw_reader *r = etw_multi_reader(m, i);
+        bytes += etw_reader_input_size(r);
+        nbufs += etw_reader_buffer_count(r);
+    }
+    return nbufs && bytes / nbufs < SMALL_BUFFERS_SERIAL;
+}
+
 static etw_status add_files(etw_pipeline *p, etw_reader *const *readers, uint32_t n) {
     p->files = etw_calloc(&p->alloc, n, sizeof *p->files);
     p->readers = etw_calloc(&p->alloc, n, sizeof *p->readers);
@@ -882,12 +903,7 @@ static etw_status pipeline_new(etw_pipeline **out, etw_reader *const *readers, u
      * one (issue 23: 10^6 buffers of 160 bytes). Such an input (one file: the
      * merge of several files is always threaded) runs on the
      * calling thread alone (docs/limits.md). */
-    uint64_t bytes = 0, nbufs = 0;
-    for (uint32_t i = 0; i < nfiles; i++) {
-        bytes += etw_reader_input_size(readers[i]);
-        nbufs += etw_reader_buffer_count(readers[i]);
-    }
-    if (nfiles == 1 && nbufs && bytes / nbufs < SMALL_BUFFERS_SERIAL) p->nworkers = 1;
+    if (nfiles == 1 && small_buffers(readers, nfiles)) p->nworkers = 1;
     p->threaded = p->nworkers > 1;
     p->window = p->opt.window;
     if (!p->window) {
