@@ -96,7 +96,10 @@ typedef struct etw_decoder_stats {
     uint64_t negative_hits;  /* answered by the negative cache */
     uint64_t errors;         /* events whose schema could not be had */
     uint32_t schemas;        /* schema ids handed out */
-    uint64_t tl_evicted;     /* TraceLogging schemas dropped to keep tl_cache_bytes */
+    uint64_t tl_evicted;     /* TraceLogging schemas dropped to keep tl_cache_bytes.
+                              * Their names and properties are freed with them:
+                              * a cache keyed by the addresses of schema strings
+                              * must be emptied whenever this count moves. */
     uint64_t problems;       /* diagnostics reported through on_diag for data
                               * that was lost (status other than ETW_OK) */
     uint64_t warnings;       /* diagnostics with status ETW_OK: reported, nothing

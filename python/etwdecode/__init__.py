@@ -132,7 +132,7 @@ def _sources(paths):
 
 def open(path, manifests=(), *, raw=False, no_manifest_events=False, max_events=0,
          file_order=False, default_manifests=True, windows=None, lang=None, stacks=False,
-         symbols=None, **filters):
+         symbols=None, tl_cache_mb=0, **filters):
     """The events of the trace at `path`, in timestamp order, as dicts.
 
     path: a trace, or several: a list of files, folders (their .etl files and
@@ -165,6 +165,8 @@ def open(path, manifests=(), *, raw=False, no_manifest_events=False, max_events=
     innermost first (etwdump --stacks; the trace is read twice).
     symbols: local symbol stores (folders in the symbol-server layout, or
     "srv*DIR") to name native frames with stacks=True (etwdump --symbols).
+    tl_cache_mb: memory for TraceLogging schemas, in MB (etwdump --tl-cache;
+    0: the default, 32; see docs/limits.md).
     filters: provider=, event=, id=, level=, keywords=, pid=, tid=,
     process=, where=, since=, until=, errors= -- the selection of etwdump (see docs/python.md).
 
@@ -174,7 +176,8 @@ def open(path, manifests=(), *, raw=False, no_manifest_events=False, max_events=
     """
     options = dict(raw=raw, no_manifest_events=no_manifest_events, max_events=max_events,
                    file_order=file_order, default_manifests=default_manifests,
-                   windows=None if windows is None else _os.fspath(windows), lang=lang)
+                   windows=None if windows is None else _os.fspath(windows), lang=lang,
+                   tl_cache_mb=tl_cache_mb)
     if stacks:
         options.update(stacks=True, symbols=_paths(symbols))
     return _Events(_sources(path), manifests, options, filters)

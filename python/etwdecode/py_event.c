@@ -495,6 +495,7 @@ PyObject *event_obj(Reader *self, const etw_event *ev, const etw_label *lab) {
     const etw_schema *schema = lab->schema;
     const char *error = lab->error;
     uint32_t pid, tid;
+    names_sync(self);
     etw_decoder_event_ids(self->dec, ev, schema, &pid, &tid);
     const char *pname;
     size_t pname_len;

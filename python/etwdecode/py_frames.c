@@ -873,6 +873,11 @@ static int64_t time_i64(int64_t ft) {
 
 static int frame_event(frame *fr, const etw_event *ev, const etw_label *lab) {
     Reader *self = fr->self;
+    if (names_sync(self)) { /* TraceLogging schemas dropped: their names' addresses may come back */
+        if (fr->slots) memset(fr->slots, 0, fr->nslots * sizeof *fr->slots);
+        fr->used = 0;
+        fields_layouts_clear(&fr->layouts);
+    }
     const etw_schema *schema = lab->schema;
     const char *error = lab->error;
     uint32_t pid, tid;

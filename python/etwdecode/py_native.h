@@ -77,7 +77,8 @@ typedef struct Reader {
     etw_label lab;           /* the current event's names (large: not on the stack) */
     PyObject *path;          /* str, for messages */
     etw_text scratch;
-    ptr_cache names;
+    ptr_cache names;         /* schema strings by address (see names_sync) */
+    uint64_t names_epoch;    /* the decoder's tl_evicted when names was last checked */
     str_cache strings;
     int header_done;
     int no_manifest_events;
@@ -112,6 +113,12 @@ extern PyTypeObject ReaderType;
 void ptr_cache_clear(ptr_cache *c);
 PyObject **ptr_cache_slot(ptr_cache *c, const void *key);
 PyObject *cached_name(ptr_cache *c, const char *s);
+/* Empty self->names when the decoder has dropped TraceLogging schemas since
+ * the last call (their strings are freed: an address may come back for
+ * another name). Call before a row uses schema strings; returns 1 when the
+ * schemas' memory changed (caches of the caller keyed by schema addresses
+ * must be emptied too). */
+int names_sync(Reader *self);
 uint64_t fnv1a(const void *p, size_t n);
 void str_cache_clear(str_cache *c);
 PyObject *str_cache_get(str_cache *c, const void *key, size_t n, uint64_t h);

@@ -161,26 +161,36 @@ int add_filters(Reader *self, PyObject *filters) {
 }
 
 
+/* The largest TraceLogging schema budget taken, in MB (etwdump --tl-cache's bound). */
+#define TL_CACHE_MB_MAX 1048576 /* 1 TiB: the bytes fit a 64-bit size_t */
+
 /* Reader(path, manifests=(), *, raw=False, no_manifest_events=False,
  *        max_events=0, file_order=False, range=None, learn=None,
  *        no_decode=False, filters=None, default_manifests=True,
- *        windows=None, lang=None, stacks=False, symbols=None, member=-1) */
+ *        windows=None, lang=None, stacks=False, symbols=None, member=-1,
+ *        tl_cache_mb=0) */
 static int Reader_init(Reader *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"path", "manifests", "raw", "no_manifest_events", "max_events",
                              "file_order", "range", "learn", "no_decode", "filters",
-                             "default_manifests", "windows", "lang", "stacks", "symbols", "member", NULL};
+                             "default_manifests", "windows", "lang", "stacks", "symbols", "member", "tl_cache_mb",
+                             NULL};
     PyObject *path_obj, *manifests = NULL, *range = Py_None, *learn = Py_None, *filters = Py_None;
     PyObject *windows = Py_None, *symbols = Py_None;
     const char *lang = NULL;
     int raw = 0, no_me = 0, file_order = 0, no_decode = 0, default_manifests = 1, stacks = 0;
-    Py_ssize_t member = -1;
+    Py_ssize_t member = -1, tl_cache_mb = 0;
     unsigned long long max_events = 0;
     PyObject *path_arg;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O$ppKpOOpOpOzpOn", kwlist, &path_arg,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O$ppKpOOpOpOzpOnn", kwlist, &path_arg,
                                      &manifests, &raw, &no_me, &max_events, &file_order, &range, &learn,
                                      &no_decode, &filters, &default_manifests, &windows, &lang, &stacks,
-                                     &symbols, &member))
+                                     &symbols, &member, &tl_cache_mb))
         return -1;
+    /* the TraceLogging schema budget, as etwdump --tl-cache MB (0: the default) */
+    if (tl_cache_mb < 0 || (size_t)tl_cache_mb > (SIZE_MAX >> 20) || (size_t)tl_cache_mb > TL_CACHE_MB_MAX) {
+        PyErr_Format(PyExc_ValueError, "tl_cache_mb: 1 to %d MB (0: the default, 32)", TL_CACHE_MB_MAX);
+        return -1;
+    }
     /* a list (or tuple) of inputs: one timeline, as etwdump reads its inputs */
     int as_list = PyList_Check(path_arg) || PyTuple_Check(path_arg);
     PyObject *inputs = PyList_New(0);
@@ -281,6 +291,7 @@ static int Reader_init(Reader *self, PyObject *args, PyObject *kw) {
     dopt.diag_ctx = self;
     dopt.no_default_manifests = !default_manifests; /* the CLR's built-in manifest */
     dopt.lang = lang;
+    dopt.tl_cache_bytes = (size_t)tl_cache_mb << 20;
     if (lang && (!*lang || strlen(lang) > 23)) {
         PyErr_SetString(PyExc_ValueError, "lang: a language tag such as 'en-US' or 'de-DE'");
         return -1;

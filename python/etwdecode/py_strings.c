@@ -51,6 +51,14 @@ PyObject **ptr_cache_slot(ptr_cache *c, const void *key) {
 }
 
 /* A C string (UTF-8, from the schema) as a str, cached by its address. */
+int names_sync(Reader *self) {
+    uint64_t e = self->dec ? etw_decoder_stats_get(self->dec)->tl_evicted : 0;
+    if (e == self->names_epoch) return 0;
+    self->names_epoch = e;
+    ptr_cache_clear(&self->names);
+    return 1;
+}
+
 PyObject *cached_name(ptr_cache *c, const char *s) {
     PyObject **slot = ptr_cache_slot(c, s);
     if (!slot) return PyErr_NoMemory();

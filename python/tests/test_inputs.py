@@ -85,3 +85,45 @@ def test_not_a_trace_is_named(tmp_path):
         cut.write_bytes(gzip.compress(f.read())[:2000])
     with pytest.raises(etwdecode.Error, match="does not decompress"):
         etwdecode.open(cut)
+
+
+def test_tl_cache_mb_bounds_traceLogging_schemas(tmp_path):
+    """tl_cache_mb= is etwdump's --tl-cache: 60,000 events that each bring a
+    new TraceLogging schema decode the same under a 1 MB budget as under the
+    default, and the budget is what the process keeps (measured in a child:
+    the peak RSS with 1 MB is well below the default's, which holds them all)."""
+    import struct
+    import sys
+    import uuid
+    from conftest import ROOT
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    import etlwrite
+    prov = uuid.UUID("4f50731a-89cf-4782-b3e0-dce8c90476bb")
+
+    def meta(event, field):  # TraceLoggingProvider.h: size, tags, name, then name + in-type (8: UINT32)
+        body = b"\0" + event.encode() + b"\0" + field.encode() + b"\0" + bytes([8])
+        return struct.pack("<H", 2 + len(body)) + body
+
+    n = 60000
+    etl = str(tmp_path / "churn.etl")
+    etlwrite.write_etl(etl, [dict(provider=prov, ts=i, ext=[(11, meta("E%d" % i, "field_%06d_with_a_longer_name" % i))],
+                                  payload=struct.pack("<I", 3 * i)) for i in range(n)])
+    small = [(e["event"], e["fields"]) for e in etwdecode.open(etl, tl_cache_mb=1) if "fields" in e and
+             e.get("provider_guid") == str(prov)]
+    assert small == [("E%d" % i, {"field_%06d_with_a_longer_name" % i: 3 * i}) for i in range(n)]
+    # to_pandas' columns and Fields cells, whose names are cached by address too
+    df = etwdecode.to_pandas(etl, tl_cache_mb=1)
+    rows = df[df["provider_guid"] == str(prov)]
+    assert [(e, dict(f)) for e, f in zip(rows["event"], rows["fields"])] == \
+        [("E%d" % i, {"field_%06d_with_a_longer_name" % i: 3 * i}) for i in range(n)]
+    # VmHWM: the peak of this process's own memory (ru_maxrss would carry the
+    # parent's peak across the fork)
+    child = ("import etwdecode, sys\n"
+             "for e in etwdecode.open(sys.argv[1], tl_cache_mb=int(sys.argv[2])): pass\n"
+             "print([l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')][0])\n")
+    peak = {mb: int(subprocess.run([sys.executable, "-c", child, etl, str(mb)], check=True,
+                                   stdout=subprocess.PIPE).stdout) for mb in (1, 0)}
+    assert peak[0] - peak[1] > 8 * 1024, peak  # KiB: the default kept > 8 MB more
+    for bad in (-1, 2 ** 40):
+        with pytest.raises(ValueError):
+            etwdecode.open(etl, tl_cache_mb=bad)
