@@ -198,6 +198,18 @@ def make_traces(tmp):
     tiny_trace(os.path.join(tmp, "tiny.etl"), TINY)
     tiny_trace(os.path.join(tmp, "tiny_empty.etl"), TINY, empty=True)
 
+    # === item 1: a manifest over the load's 64 MiB memory limit (300,000
+    # templates in 65 MB), named with -m for a run on 4 threads
+    with open(os.path.join(tmp, "templates.man"), "w") as f:
+        f.write('<?xml version="1.0"?><instrumentationManifest xmlns="http://schemas.microsoft.com/win/2004/08/'
+                'events"><instrumentation><events><provider name="P" guid="{11111111-2222-3333-4444-555555555555}"'
+                ' symbol="P" resourceFileName="x" messageFileName="x"><templates>')
+        for i in range(300000):
+            f.write('<template tid="template_number_%d"><data name="alpha" inType="win:UInt32"/><data name="beta" '
+                    'inType="win:UInt64"/><data name="gamma" inType="win:UnicodeString"/><data name="delta" '
+                    'inType="win:Int32"/></template>\n' % i)
+        f.write('</templates></provider></events></instrumentation></instrumentationManifest>')
+
 
 if len(sys.argv) == 3 and sys.argv[1] == "--make":
     make_traces(sys.argv[2])
@@ -210,6 +222,14 @@ badp = os.path.join(tmp, "tl_bad.etl")
 # every RSS first: parsing the output below grows this process, which the
 # next child would inherit as its starting peak
 rc2, _, rss_same = rss(same)
+# item 1: a manifest that cannot load stops the run when the first decoder
+# fails, before the other threads' decoders each load it again (before:
+# 211 MB at -j 1, 269 MB at -j 2, 368 MB at -j 4)
+big_man = os.path.join(tmp, "templates.man")
+http = os.path.join(DATA, "HTTP_Server.etl")
+rc_m1, _, rss_m1 = rss("-j", "1", "-m", big_man, http)
+rc_m4, _, rss_m4 = rss("-j", "4", "-m", big_man, http)
+rc_s4, _, rss_s4 = rss("--stats", "-j", "4", "-m", big_man, http)
 _, _, rss_churn = rss("--tl-cache", "1", churn)
 _, _, rss_default = rss(churn)
 rc, out, err, secs, _ = run_rss("--tl-cache", "1", churn)
@@ -245,6 +265,14 @@ got = events_of(out)
 errs = {g.get("error") for g in got}
 check(len(got) == 2000 and len(errs) == 1 and None not in errs and "TraceLogging" in next(iter(errs)),
       "undecodable TraceLogging metadata: every event has the same error (%r)" % list(errs)[:2])
+
+# === item 1: a manifest over the memory limit, at -j 4 ========================
+print("     manifest over the limit: peak %d MB at -j 1, %d MB at -j 4, %d MB for --stats -j 4"
+      % (rss_m1 // 1024, rss_m4 // 1024, rss_s4 // 1024))
+check(rc_m1 == 2 and rc_m4 == 2 and rc_s4 == 2, "manifest over the limit: exit 2 at -j 1 and -j 4 (%d %d %d)"
+      % (rc_m1, rc_m4, rc_s4))
+check(rss_m4 < rss_m1 * 1.15 and rss_s4 < rss_m1 * 1.15,
+      "manifest over the limit: loaded once, not once per thread (%d, %d vs %d KiB)" % (rss_m4, rss_s4, rss_m1))
 
 # === item 4: every record wholly before the cut survives, with its cpu ======
 _, spans, cut = cut_layout()
@@ -332,6 +360,7 @@ rc, out, err, _, _ = run_rss(os.path.join(tmp, "tiny_empty.etl"))
 check(rc == 0 and not err and len(out.decode().splitlines()) == 1,
       "empty tiny buffers: only the log-file header, no problem reported (rc %d, %r)" % (rc, err[:200]))
 
+shutil.rmtree(tmp, ignore_errors=True)  # 300 MB of generated traces and manifest
 if FAILED:
     print("%d failed" % len(FAILED))
     sys.exit(1)

@@ -104,7 +104,10 @@ typedef struct etw_pipeline_options {
      * called for it, on the thread that will use it (its memory then comes
      * from that thread's allocator arena and stays in that processor's
      * cache), one decoder at a time: the calling thread's first, then each
-     * worker's before etw_pipeline_new returns. */
+     * worker's before etw_pipeline_new returns. A setup that returns
+     * anything but ETW_OK stops there: no further decoder is made, and
+     * etw_pipeline_new returns that status (a manifest that cannot load is
+     * then loaded once, not once per thread). */
     etw_decoder_options decoder;
     etw_status (*setup)(void *ctx, etw_decoder *d);
     /* Per-worker state (a filter, a renderer...): worker_new makes one per

@@ -825,7 +825,7 @@ static etw_status worker_init(etw_pipeline *p, worker *w, unsigned index) {
     dopt.diag_ctx = w;
     etw_status s = etw_decoder_new(&w->dec, &dopt);
     if (s != ETW_OK) return s;
-    if (p->opt.setup && (s = p->opt.setup(p->opt.ctx, w->dec)) != ETW_OK && s == ETW_E_NOMEM) return s;
+    if (p->opt.setup && (s = p->opt.setup(p->opt.ctx, w->dec)) != ETW_OK) return s;
     w->muted = 0;
     if (p->opt.worker_new) {
         w->state = p->opt.worker_new(p->opt.ctx, w->dec);
@@ -839,7 +839,6 @@ static etw_status worker_init(etw_pipeline *p, worker *w, unsigned index) {
     return ETW_OK;
 }
 
-/* The files' readers, each with its held buffers (per stream). */
 /* The readers' buffers average under SMALL_BUFFERS_SERIAL bytes. */
 static int small_buffers(etw_reader *const *readers, uint32_t n) {
     uint64_t bytes = 0, nbufs = 0;
@@ -861,6 +860,7 @@ int etw_pipeline_small_buffers(const etw_multi *m) {
     return nbufs && bytes / nbufs < SMALL_BUFFERS_SERIAL;
 }
 
+/* The files' readers, each with its held buffers (per stream). */
 static etw_status add_files(etw_pipeline *p, etw_reader *const *readers, uint32_t n) {
     p->files = etw_calloc(&p->alloc, n, sizeof *p->files);
     p->readers = etw_calloc(&p->alloc, n, sizeof *p->readers);

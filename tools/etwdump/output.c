@@ -431,7 +431,11 @@ static etw_status par_setup(void *ctx, etw_decoder *dec) {
     par_run *pr = ctx;
     pr->setups++;
     /* manifest problems are told, never counted in the exit status */
-    if (manifests_attach(pr->s->dc->mf, dec) == EXIT_FATAL) pr->setup_rc = EXIT_FATAL;
+    if (manifests_attach(pr->s->dc->mf, dec) == EXIT_FATAL) {
+        /* said; the pipeline makes no more decoders (each would load it again) */
+        pr->setup_rc = EXIT_FATAL;
+        return ETW_E_LIMIT;
+    }
     add_windows(pr->s->o, dec);
     return ETW_OK;
 }
@@ -615,12 +619,9 @@ static int run_pipeline(session *s, par_run *pr) {
     po.max_events = o->max_events;
     etw_pipeline *p;
     etw_status st = etw_pipeline_new_multi(&p, s->m, &po);
+    if (st != ETW_OK && pr->setup_rc == EXIT_FATAL) return EXIT_FATAL; /* a manifest: said */
     if (st != ETW_OK) return out_of_memory();
     pr->p = p;
-    if (pr->setup_rc == EXIT_FATAL) {
-        etw_pipeline_free(p);
-        return EXIT_FATAL;
-    }
     if (pipeline_run_session(p, s, &pr->pg, &st) != EXIT_CLEAN) {
         etw_pipeline_free(p);
         return EXIT_FATAL;

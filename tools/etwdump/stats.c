@@ -95,7 +95,11 @@ static etw_status stat_setup(void *ctx, etw_decoder *dec) {
     stat_run *sr = ctx;
     sr->setups++;
     /* manifest problems are told, never counted in the exit status */
-    if (manifests_attach(sr->s->dc->mf, dec) == EXIT_FATAL) sr->setup_rc = EXIT_FATAL;
+    if (manifests_attach(sr->s->dc->mf, dec) == EXIT_FATAL) {
+        /* said; the pipeline makes no more decoders (each would load it again) */
+        sr->setup_rc = EXIT_FATAL;
+        return ETW_E_LIMIT;
+    }
     add_windows(sr->s->o, dec);
     return ETW_OK;
 }
@@ -231,11 +235,7 @@ static int scan_parallel(session *s, etw_stats *stats) {
     po.ctx = &sr;
     etw_pipeline *p;
     if (etw_pipeline_new(&p, etw_multi_reader(s->m, 0), &po) != ETW_OK) {
-        fprintf(stderr, "etwdump: out of memory\n");
-        return EXIT_FATAL;
-    }
-    if (sr.setup_rc == EXIT_FATAL) {
-        etw_pipeline_free(p);
+        if (sr.setup_rc != EXIT_FATAL) fprintf(stderr, "etwdump: out of memory\n"); /* a manifest: said */
         return EXIT_FATAL;
     }
     etw_status st = ETW_OK;
