@@ -275,6 +275,33 @@ PyObject *value_obj(Reader *self, const etw_value *v) {
     }
 }
 
+int payload_put(Reader *self, PyObject **stack, int *is_list, int *top, int cap, const etw_value *v) {
+    PyObject *o;
+    int open = 0;
+    if (v->kind == ETW_VALUE_STRUCT_BEGIN || v->kind == ETW_VALUE_ARRAY_BEGIN) {
+        o = v->kind == ETW_VALUE_ARRAY_BEGIN ? PyList_New(0) : PyDict_New();
+        open = *top + 1 < cap;
+    } else {
+        o = value_obj(self, v);
+    }
+    if (!o) return -1;
+    int rc;
+    if (is_list[*top]) {
+        rc = PyList_Append(stack[*top], o);
+    } else {
+        PyObject *name = cached_name(&self->names, v->name ? v->name : "");
+        rc = name ? PyDict_SetItem(stack[*top], name, o) : -1;
+        Py_XDECREF(name);
+    }
+    if (rc == 0 && open) {
+        ++*top;
+        stack[*top] = o; /* borrowed: the parent holds it */
+        is_list[*top] = v->kind == ETW_VALUE_ARRAY_BEGIN;
+    }
+    Py_DECREF(o);
+    return rc < 0 ? -1 : 0;
+}
+
 /* The "fields" of an event with a payload schema. */
 PyObject *fields_obj(Reader *self, const etw_schema *s, const etw_event *ev, uint32_t *trailing) {
     etw_decode_cursor c;
@@ -291,33 +318,8 @@ PyObject *fields_obj(Reader *self, const etw_schema *s, const etw_event *ev, uin
             if (top > 0) top--;
             continue;
         }
-        PyObject *o;
-        int open = 0;
-        if (v.kind == ETW_VALUE_STRUCT_BEGIN || v.kind == ETW_VALUE_ARRAY_BEGIN) {
-            o = v.kind == ETW_VALUE_ARRAY_BEGIN ? PyList_New(0) : PyDict_New();
-            open = top + 1 < (int)(sizeof stack / sizeof stack[0]);
-        } else {
-            o = value_obj(self, &v);
-        }
-        if (!o) goto fail;
+        if (payload_put(self, stack, is_list, &top, (int)(sizeof stack / sizeof stack[0]), &v) < 0) goto fail;
         int rc;
-        if (is_list[top]) {
-            rc = PyList_Append(stack[top], o);
-        } else {
-            PyObject *name = cached_name(&self->names, v.name ? v.name : "");
-            rc = name ? PyDict_SetItem(stack[top], name, o) : -1;
-            Py_XDECREF(name);
-        }
-        if (rc < 0) {
-            Py_DECREF(o);
-            goto fail;
-        }
-        if (open) {
-            top++;
-            stack[top] = o; /* borrowed: the parent holds it */
-            is_list[top] = v.kind == ETW_VALUE_ARRAY_BEGIN;
-        }
-        Py_DECREF(o);
         char drive[ETW_DRIVE_PATH_MAX];
         size_t dn;
         if (!top && etw_decoder_value_drive_path(self->dec, &v, drive, sizeof drive, &dn)) {

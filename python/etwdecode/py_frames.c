@@ -511,33 +511,7 @@ static PyObject *container_obj(Reader *self, etw_decode_cursor *c, const etw_val
             top--;
             continue;
         }
-        PyObject *o;
-        int open = 0;
-        if (v.kind == ETW_VALUE_STRUCT_BEGIN || v.kind == ETW_VALUE_ARRAY_BEGIN) {
-            o = v.kind == ETW_VALUE_ARRAY_BEGIN ? PyList_New(0) : PyDict_New();
-            open = top + 1 < (int)(sizeof stack / sizeof stack[0]);
-        } else {
-            o = value_obj(self, &v);
-        }
-        if (!o) goto fail;
-        int rc;
-        if (is_list[top]) {
-            rc = PyList_Append(stack[top], o);
-        } else {
-            PyObject *name = cached_name(&self->names, v.name ? v.name : "");
-            rc = name ? PyDict_SetItem(stack[top], name, o) : -1;
-            Py_XDECREF(name);
-        }
-        if (rc < 0) {
-            Py_DECREF(o);
-            goto fail;
-        }
-        if (open) {
-            top++;
-            stack[top] = o; /* borrowed: the parent holds it */
-            is_list[top] = v.kind == ETW_VALUE_ARRAY_BEGIN;
-        }
-        Py_DECREF(o);
+        if (payload_put(self, stack, is_list, &top, (int)(sizeof stack / sizeof stack[0]), &v) < 0) goto fail;
     }
     return stack[0];
 fail:

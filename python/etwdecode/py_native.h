@@ -119,6 +119,11 @@ PyObject *cached_name(ptr_cache *c, const char *s);
  * schemas' memory changed (caches of the caller keyed by schema addresses
  * must be emptied too). */
 int names_sync(Reader *self);
+/* One value of a payload walk into the containers being built: stack[*top]
+ * is the innermost open dict or list (is_list[*top] says which), and a
+ * struct or array begin adds a new one to it and opens it (while *top + 1 <
+ * cap; deeper ones stay empty). 0, or -1 with an exception set. */
+int payload_put(Reader *self, PyObject **stack, int *is_list, int *top, int cap, const etw_value *v);
 uint64_t fnv1a(const void *p, size_t n);
 void str_cache_clear(str_cache *c);
 PyObject *str_cache_get(str_cache *c, const void *key, size_t n, uint64_t h);
