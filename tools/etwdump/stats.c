@@ -12,6 +12,7 @@
 typedef struct summary {
     etw_stats *stats;     /* --stats */
     etw_schemas *schemas; /* --schemas */
+    cpu_feed *cpu;        /* --stats -j 1 without -n: the CPU samples, in the same pass */
 } summary;
 
 /* Read every event; feed the selected ones to the summary. */
@@ -33,6 +34,7 @@ static int scan(session *s, summary *sm) {
         int sel = etw_filter_match(s->filter, s->dec, &ev, &l);
         etw_status st = ETW_OK;
         if (sel >= 0 && sm->stats) st = etw_stats_observe(sm->stats, s->dec, &ev, &l);
+        if (sel >= 0 && st == ETW_OK && sm->cpu && !cpu_feed_add(sm->cpu, &ev, l.schema, sel)) st = ETW_E_NOMEM;
         if (sel < 0 || st != ETW_OK) {
             fprintf(stderr, "etwdump: out of memory\n");
             rc = EXIT_FATAL;
@@ -291,7 +293,10 @@ int run_stats(session *s) {
         return EXIT_FATAL;
     }
     int own_dec = !s->dec;
-    int rc = s->dec ? scan(s, &sm) : scan_parallel(s, sm.stats);
+    /* on one thread the scan feeds the CPU profile too (used when the trace
+     * has stacks; not with -n: the counts stop there) */
+    int rc = s->dec && !s->o->max_events ? cpu_feed_new(s, &sm.cpu) : EXIT_CLEAN;
+    if (rc == EXIT_CLEAN) rc = s->dec ? scan(s, &sm) : scan_parallel(s, sm.stats);
     if (rc == EXIT_AGAIN) {
         /* a table reached its bound: which keys it let in depends on the
          * order, so count again on one thread, as -j 1 (the problems of
@@ -302,6 +307,7 @@ int run_stats(session *s) {
         rc = etw_multi_rewind(s->m) == ETW_OK && etw_stats_new(&sm.stats, NULL) == ETW_OK
                  ? setup_decoder(s->o, s->m, s->dc, &s->dec)
                  : EXIT_FATAL;
+        if (rc != EXIT_FATAL && cpu_feed_new(s, &sm.cpu) == EXIT_FATAL) rc = EXIT_FATAL;
         s->dc->muted = 1;
         if (rc != EXIT_FATAL) {
             int r2 = scan(s, &sm);
@@ -340,7 +346,7 @@ int run_stats(session *s) {
     size_t cpu_len = 0;
     int json = s->o->format == ETW_RENDER_JSON && s->o->format_given;
     if ((rc == EXIT_CLEAN || rc == EXIT_SKIPPED) && s->saw_stacks && !s->o->max_events) {
-        int r2 = cpu_summary(s, json, &cpu, &cpu_len);
+        int r2 = sm.cpu ? cpu_feed_summary(sm.cpu, json, &cpu, &cpu_len) : cpu_summary(s, json, &cpu, &cpu_len);
         if (r2 != EXIT_CLEAN) rc = r2;
     }
     char *joined = NULL;
@@ -373,6 +379,7 @@ int run_stats(session *s) {
     free(readers);
     free(names);
     etw_stats_free(sm.stats);
+    cpu_feed_free(sm.cpu);
     if (own_dec) {
         etw_decoder_free(s->dec);
         s->dec = NULL;
