@@ -125,6 +125,8 @@ typedef struct session {
     int par_problems;    /* --stats -j N: the decoders reported problems */
     int cut_short;       /* the run stopped before the end (-n reached, a closed pipe) */
     int saw_stacks;      /* --stats: a StackWalk event was read (CPU samples by module follow) */
+    int stacks_ahead;    /* --stats -j 1: the pre-scan met a StackWalk event (or did not look) */
+    int no_metadata;     /* --stats -j N: the run read no MetaData record (a pre-scan learns nothing) */
     field_check *fields_seen; /* --fields: the names the selected events had (NULL: none) */
 } session;
 
@@ -196,6 +198,10 @@ void add_windows(const options *o, etw_decoder *dec);
 unsigned worker_threads(const options *o);
 /* main.c: the decoder of a run on one thread (manifests, merged metadata). */
 int setup_decoder(const options *o, etw_multi *m, diag_ctx *dc, etw_decoder **out);
+/* setup_decoder, without the pre-scan (prescan 0: for a trace known to have
+ * no MetaData record, which is all it learns), or (stacks not NULL)
+ * setting *stacks to whether the pre-scan met a StackWalk event. */
+int setup_decoder_ex(const options *o, etw_multi *m, diag_ctx *dc, int prescan, int *stacks, etw_decoder **out);
 
 /* main.c: problems learning schemas (manifests name their own file and line). */
 void on_decoder_diag(void *ctx, const etw_diag *d);

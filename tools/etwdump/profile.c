@@ -528,7 +528,7 @@ int cpu_summary(session *s, int json, char **text, size_t *len) {
         fprintf(stderr, "etwdump: cannot go back to the start of the input\n");
         return EXIT_FATAL;
     }
-    if (setup_decoder(o, s->m, &quiet, &dec) == EXIT_FATAL) {
+    if (setup_decoder_ex(o, s->m, &quiet, !s->no_metadata, NULL, &dec) == EXIT_FATAL) {
         etw_decoder_free(dec);
         return EXIT_FATAL;
     }

@@ -84,6 +84,8 @@ typedef struct stat_run {
     etw_stats *st;
     progress *pg;
     int setups, setup_rc, interrupted;
+    int metadata;     /* a MetaData record was read */
+    etw_decoder *dec; /* the calling thread's (etw_decoder_learn_kind) */
     atomic_int oom;
 } stat_run;
 
@@ -204,6 +206,8 @@ static int stat_on_read(void *ctx, uint64_t n, const etw_event *ev) {
     stat_run *sr = ctx;
     progress_tick(sr->pg, n, 0, ev);
     if (!sr->s->saw_stacks && has_stacks(ev)) sr->s->saw_stacks = 1;
+    /* the same answer on any decoder: the event alone decides it */
+    if (!sr->metadata && etw_decoder_learn_kind(sr->dec, ev) == ETW_LEARN_AHEAD) sr->metadata = 1;
     if (stop_requested()) {
         sr->interrupted = 1;
         return 1;
@@ -241,6 +245,7 @@ static int scan_parallel(session *s, etw_stats *stats) {
         return EXIT_FATAL;
     }
     etw_status st = ETW_OK;
+    sr.dec = etw_pipeline_decoder(p, 0);
     if (pipeline_run_session(p, s, &sr.pg, &st) != EXIT_CLEAN) {
         etw_pipeline_free(p);
         return EXIT_FATAL;
@@ -254,6 +259,8 @@ static int scan_parallel(session *s, etw_stats *stats) {
         rc = EXIT_FATAL;
     }
     s->par_problems = etw_pipeline_stats_get(p)->decoder_problems != 0;
+    /* every event was read: cpu_summary's decoder needs no pre-scan */
+    s->no_metadata = rc == EXIT_CLEAN && st == ETW_OK && !sr.metadata;
     for (unsigned i = 0; rc != EXIT_FATAL && rc != EXIT_INTERRUPTED && i < po.threads; i++) {
         stat_worker *w = etw_pipeline_worker_state(p, i);
         if (!w && i > 0) break; /* the pipeline ran fewer threads (inputs of tiny buffers) */
@@ -295,7 +302,7 @@ int run_stats(session *s) {
     int own_dec = !s->dec;
     /* on one thread the scan feeds the CPU profile too (used when the trace
      * has stacks; not with -n: the counts stop there) */
-    int rc = s->dec && !s->o->max_events ? cpu_feed_new(s, &sm.cpu) : EXIT_CLEAN;
+    int rc = s->dec && s->stacks_ahead && !s->o->max_events ? cpu_feed_new(s, &sm.cpu) : EXIT_CLEAN;
     if (rc == EXIT_CLEAN) rc = s->dec ? scan(s, &sm) : scan_parallel(s, sm.stats);
     if (rc == EXIT_AGAIN) {
         /* a table reached its bound: which keys it let in depends on the
@@ -307,7 +314,7 @@ int run_stats(session *s) {
         rc = etw_multi_rewind(s->m) == ETW_OK && etw_stats_new(&sm.stats, NULL) == ETW_OK
                  ? setup_decoder(s->o, s->m, s->dc, &s->dec)
                  : EXIT_FATAL;
-        if (rc != EXIT_FATAL && cpu_feed_new(s, &sm.cpu) == EXIT_FATAL) rc = EXIT_FATAL;
+        if (rc != EXIT_FATAL && s->saw_stacks && cpu_feed_new(s, &sm.cpu) == EXIT_FATAL) rc = EXIT_FATAL;
         s->dc->muted = 1;
         if (rc != EXIT_FATAL) {
             int r2 = scan(s, &sm);
