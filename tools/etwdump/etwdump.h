@@ -111,6 +111,24 @@ typedef struct diag_ctx {
     int *lost_entries; /* while opening: archive entries skipped as no trace (counted as skipped files) */
 } diag_ctx;
 
+/* The MetaData records of a trace, in read order: all a pre-scan learns
+ * (etw_decoder_prescan), kept by a run that reads every event so that a
+ * later decoder learns them without reading the trace again. */
+typedef struct metadata_kept {
+    etw_event *ev; /* user_data: data + off[i] when learned */
+    size_t *off;
+    size_t n, cap;
+    uint8_t *data;
+    size_t used, data_cap;
+    int complete; /* every event of the trace was offered */
+} metadata_kept;
+
+/* stats.c: keep a copy of ev (0: out of memory); learn them all (an
+ * etw_decoder_learn status other than ETW_OK); free them. */
+int metadata_keep(metadata_kept *k, const etw_event *ev);
+etw_status metadata_learn(const metadata_kept *k, etw_decoder *d);
+void metadata_kept_free(metadata_kept *k);
+
 /* Everything a run works with. */
 typedef struct session {
     const options *o;
@@ -126,7 +144,7 @@ typedef struct session {
     int cut_short;       /* the run stopped before the end (-n reached, a closed pipe) */
     int saw_stacks;      /* --stats: a StackWalk event was read (CPU samples by module follow) */
     int stacks_ahead;    /* --stats -j 1: the pre-scan met a StackWalk event (or did not look) */
-    int no_metadata;     /* --stats -j N: the run read no MetaData record (a pre-scan learns nothing) */
+    metadata_kept metadata; /* --stats -j N: the MetaData records the run read */
     field_check *fields_seen; /* --fields: the names the selected events had (NULL: none) */
 } session;
 

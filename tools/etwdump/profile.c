@@ -528,9 +528,15 @@ int cpu_summary(session *s, int json, char **text, size_t *len) {
         fprintf(stderr, "etwdump: cannot go back to the start of the input\n");
         return EXIT_FATAL;
     }
-    if (setup_decoder_ex(o, s->m, &quiet, !s->no_metadata, NULL, &dec) == EXIT_FATAL) {
+    /* the MetaData records the -j N run kept: all a pre-scan would learn */
+    int kept = s->metadata.complete;
+    if (setup_decoder_ex(o, s->m, &quiet, !kept, NULL, &dec) == EXIT_FATAL) {
         etw_decoder_free(dec);
         return EXIT_FATAL;
+    }
+    if (kept && metadata_learn(&s->metadata, dec) != ETW_OK) {
+        etw_decoder_free(dec);
+        return out_of_memory();
     }
     session s2 = *s;
     s2.dec = dec;

@@ -57,6 +57,59 @@ static int scan(session *s, summary *sm) {
     return rc;
 }
 
+/* --- MetaData records kept -------------------------------------------------- */
+
+int metadata_keep(metadata_kept *k, const etw_event *ev) {
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? k->cap * 2 : 16;
+        etw_event *ne = realloc(k->ev, cap * sizeof *ne);
+        if (!ne) return 0;
+        k->ev = ne;
+        size_t *no = realloc(k->off, cap * sizeof *no);
+        if (!no) return 0;
+        k->off = no;
+        k->cap = cap;
+    }
+    size_t len = ev->user_data_len;
+    if (k->data_cap - k->used < len) {
+        size_t cap = k->data_cap ? k->data_cap : 4096;
+        while (cap - k->used < len) {
+            if (cap > SIZE_MAX / 2) return 0;
+            cap *= 2;
+        }
+        uint8_t *nd = realloc(k->data, cap);
+        if (!nd) return 0;
+        k->data = nd;
+        k->data_cap = cap;
+    }
+    if (len) memcpy(k->data + k->used, ev->user_data, len);
+    etw_event *e = &k->ev[k->n];
+    *e = *ev;
+    e->user_data = NULL; /* set when learned: data may move */
+    e->ext_data = NULL;  /* not kept (a MetaData record's learning reads none) */
+    e->ext_count = 0;
+    k->off[k->n++] = k->used;
+    k->used += len;
+    return 1;
+}
+
+etw_status metadata_learn(const metadata_kept *k, etw_decoder *d) {
+    for (size_t i = 0; i < k->n; i++) {
+        etw_event ev = k->ev[i];
+        ev.user_data = k->data + k->off[i];
+        etw_status st = etw_decoder_learn(d, &ev);
+        if (st != ETW_OK) return st;
+    }
+    return ETW_OK;
+}
+
+void metadata_kept_free(metadata_kept *k) {
+    free(k->ev);
+    free(k->off);
+    free(k->data);
+    memset(k, 0, sizeof *k);
+}
+
 /* --- --stats -j N ------------------------------------------------------------
  * The workers of the pipeline (etw_pipeline.h) decompress, resolve and
  * filter the events, each with its own decoder, and count them in their
@@ -84,7 +137,6 @@ typedef struct stat_run {
     etw_stats *st;
     progress *pg;
     int setups, setup_rc, interrupted;
-    int metadata;     /* a MetaData record was read */
     etw_decoder *dec; /* the calling thread's (etw_decoder_learn_kind) */
     atomic_int oom;
 } stat_run;
@@ -206,8 +258,12 @@ static int stat_on_read(void *ctx, uint64_t n, const etw_event *ev) {
     stat_run *sr = ctx;
     progress_tick(sr->pg, n, 0, ev);
     if (!sr->s->saw_stacks && has_stacks(ev)) sr->s->saw_stacks = 1;
-    /* the same answer on any decoder: the event alone decides it */
-    if (!sr->metadata && etw_decoder_learn_kind(sr->dec, ev) == ETW_LEARN_AHEAD) sr->metadata = 1;
+    /* kept for cpu_summary's decoder, which learns them instead of a
+     * pre-scan (the same answer on any decoder: the event alone decides) */
+    if (etw_decoder_learn_kind(sr->dec, ev) == ETW_LEARN_AHEAD && !metadata_keep(&sr->s->metadata, ev)) {
+        atomic_store(&sr->oom, 1);
+        return 1;
+    }
     if (stop_requested()) {
         sr->interrupted = 1;
         return 1;
@@ -260,7 +316,7 @@ static int scan_parallel(session *s, etw_stats *stats) {
     }
     s->par_problems = etw_pipeline_stats_get(p)->decoder_problems != 0;
     /* every event was read: cpu_summary's decoder needs no pre-scan */
-    s->no_metadata = rc == EXIT_CLEAN && st == ETW_OK && !sr.metadata;
+    s->metadata.complete = rc == EXIT_CLEAN && st == ETW_OK;
     for (unsigned i = 0; rc != EXIT_FATAL && rc != EXIT_INTERRUPTED && i < po.threads; i++) {
         stat_worker *w = etw_pipeline_worker_state(p, i);
         if (!w && i > 0) break; /* the pipeline ran fewer threads (inputs of tiny buffers) */
@@ -387,6 +443,7 @@ int run_stats(session *s) {
     free(names);
     etw_stats_free(sm.stats);
     cpu_feed_free(sm.cpu);
+    metadata_kept_free(&s->metadata);
     if (own_dec) {
         etw_decoder_free(s->dec);
         s->dec = NULL;
