@@ -120,7 +120,8 @@ typedef struct metadata_kept {
     size_t n, cap;
     uint8_t *data;
     size_t used, data_cap;
-    int complete; /* every event of the trace was offered */
+    int complete; /* every event of the trace was offered, every record kept */
+    int too_many; /* past METADATA_KEEP_MAX (stats.c): none kept from then on */
 } metadata_kept;
 
 /* stats.c: keep a copy of ev (0: out of memory); learn them all (an

@@ -59,7 +59,17 @@ static int scan(session *s, summary *sm) {
 
 /* --- MetaData records kept -------------------------------------------------- */
 
+/* Past this many bytes, or METADATA_KEEP_RECORDS records, the later
+ * decoder pre-scans instead. */
+#define METADATA_KEEP_MAX ((size_t)64 << 20)
+#define METADATA_KEEP_RECORDS 65536
+
 int metadata_keep(metadata_kept *k, const etw_event *ev) {
+    if (k->too_many) return 1;
+    if (ev->user_data_len > METADATA_KEEP_MAX - k->used || k->n >= METADATA_KEEP_RECORDS) {
+        k->too_many = 1; /* not an error: the pre-scan learns them */
+        return 1;
+    }
     if (k->n == k->cap) {
         size_t cap = k->cap ? k->cap * 2 : 16;
         etw_event *ne = realloc(k->ev, cap * sizeof *ne);
@@ -73,10 +83,7 @@ int metadata_keep(metadata_kept *k, const etw_event *ev) {
     size_t len = ev->user_data_len;
     if (k->data_cap - k->used < len) {
         size_t cap = k->data_cap ? k->data_cap : 4096;
-        while (cap - k->used < len) {
-            if (cap > SIZE_MAX / 2) return 0;
-            cap *= 2;
-        }
+        while (cap - k->used < len) cap *= 2; /* at most 2 * METADATA_KEEP_MAX */
         uint8_t *nd = realloc(k->data, cap);
         if (!nd) return 0;
         k->data = nd;
@@ -317,7 +324,7 @@ static int scan_parallel(session *s, etw_stats *stats) {
     }
     s->par_problems = etw_pipeline_stats_get(p)->decoder_problems != 0;
     /* every event was read: cpu_summary's decoder needs no pre-scan */
-    s->metadata.complete = rc == EXIT_CLEAN && st == ETW_OK;
+    s->metadata.complete = rc == EXIT_CLEAN && st == ETW_OK && !s->metadata.too_many;
     for (unsigned i = 0; rc != EXIT_FATAL && rc != EXIT_INTERRUPTED && i < po.threads; i++) {
         stat_worker *w = etw_pipeline_worker_state(p, i);
         if (!w && i > 0) break; /* the pipeline ran fewer threads (inputs of tiny buffers) */
