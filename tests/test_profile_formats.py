@@ -332,5 +332,31 @@ check(any("System.DateTime.GetDatePart" in f["function"] for f in cpu.get("funct
 rc, out, err = run("--stats", NET)
 check(rc == 0 and b"\nCPU samples by module" in out and b"\nCPU samples by function" in out, "--stats text: the tables")
 
+# The CPU tables come from the scan's own pass at -j 1 (the profile fed as
+# the events are counted), from a second pass at -j N (whose decoder learns
+# the MetaData records the run kept instead of pre-scanning): the same bytes
+# either way, with a selection too, and the samples of a --pid selection are
+# that process's (kept: the non-idle PerfInfo/Sample events)
+for extra in ([], ["--format", "json"], ["--pid", "3676", "--format", "json"], ["--provider", "Windows Kernel"]):
+    ref = run("-j", "1", "--stats", *extra, NET)
+    check(ref[0] == 0 and (b"CPU samples" in ref[1] or b'"cpu_samples"' in ref[1]), "--stats %s: -j 1 has the CPU tables" % extra)
+    for j in ("2", "3"):
+        got = run("-j", j, "--stats", *extra, NET)
+        check(got[:2] == ref[:2], "--stats %s: -j %s is -j 1's" % (extra, j))
+rc, out, err = run("-j", "1", "--stats", "--pid", "3676", "--format", "json", NET)
+cpu = json.loads(out.decode("utf-8")).get("cpu_samples", {}) if rc == 0 else {}
+want = sum(1 for e in kept if e["pid"] == 3676)
+check(cpu.get("samples") == want > 0, "--stats --pid 3676: %r samples, the process has %d" % (cpu.get("samples"), want))
+# several files (one pass over the merge): the tables as one file's plus
+# nothing from a trace without stacks
+lx = os.path.join(DATA, "lxcore_kernel.etl")
+rc, out, err = run("-j", "1", "--stats", "--format", "json", NET, lx)
+both = json.loads(out.decode("utf-8")).get("cpu_samples") if rc in (0, 1) else None
+rc1, out1, _ = run("-j", "1", "--stats", "--format", "json", NET)
+check(both is not None and both == json.loads(out1.decode("utf-8")).get("cpu_samples"),
+      "--stats over two files: the CPU tables of the one with stacks")
+rc, out, err = run("-j", "1", "--stats", "--format", "json", lx)
+check(rc in (0, 1) and "cpu_samples" not in json.loads(out.decode("utf-8")), "--stats: no CPU tables without stacks")
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

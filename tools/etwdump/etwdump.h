@@ -111,6 +111,25 @@ typedef struct diag_ctx {
     int *lost_entries; /* while opening: archive entries skipped as no trace (counted as skipped files) */
 } diag_ctx;
 
+/* The MetaData records of a trace, in read order: all a pre-scan learns
+ * (etw_decoder_prescan), kept by a run that reads every event so that a
+ * later decoder learns them without reading the trace again. */
+typedef struct metadata_kept {
+    etw_event *ev; /* user_data: data + off[i] when learned */
+    size_t *off;
+    size_t n, cap;
+    uint8_t *data;
+    size_t used, data_cap;
+    int complete; /* every event of the trace was offered, every record kept */
+    int too_many; /* past METADATA_KEEP_MAX (stats.c): none kept from then on */
+} metadata_kept;
+
+/* stats.c: keep a copy of ev (0: out of memory); learn them all (an
+ * etw_decoder_learn status other than ETW_OK); free them. */
+int metadata_keep(metadata_kept *k, const etw_event *ev);
+etw_status metadata_learn(const metadata_kept *k, etw_decoder *d);
+void metadata_kept_free(metadata_kept *k);
+
 /* Everything a run works with. */
 typedef struct session {
     const options *o;
@@ -125,6 +144,8 @@ typedef struct session {
     int par_problems;    /* --stats -j N: the decoders reported problems */
     int cut_short;       /* the run stopped before the end (-n reached, a closed pipe) */
     int saw_stacks;      /* --stats: a StackWalk event was read (CPU samples by module follow) */
+    int stacks_ahead;    /* --stats -j 1: the pre-scan met a StackWalk event (or did not look) */
+    metadata_kept metadata; /* --stats -j N: the MetaData records the run read */
     field_check *fields_seen; /* --fields: the names the selected events had (NULL: none) */
 } session;
 
@@ -196,6 +217,10 @@ void add_windows(const options *o, etw_decoder *dec);
 unsigned worker_threads(const options *o);
 /* main.c: the decoder of a run on one thread (manifests, merged metadata). */
 int setup_decoder(const options *o, etw_multi *m, diag_ctx *dc, etw_decoder **out);
+/* setup_decoder, without the pre-scan (prescan 0: for a trace known to have
+ * no MetaData record, which is all it learns), or (stacks not NULL)
+ * setting *stacks to whether the pre-scan met a StackWalk event. */
+int setup_decoder_ex(const options *o, etw_multi *m, diag_ctx *dc, int prescan, int *stacks, etw_decoder **out);
 
 /* main.c: problems learning schemas (manifests name their own file and line). */
 void on_decoder_diag(void *ctx, const etw_diag *d);
@@ -237,6 +262,17 @@ int has_stacks(const etw_event *ev);
  * one thread. *text is malloc'd (free it). EXIT_CLEAN, or the failure
  * (reported). */
 int cpu_summary(session *s, int json, char **text, size_t *len);
+/* profile.c: the same summary without reading the trace again: a profile
+ * on s->dec that the single-threaded scan feeds every event it read, in
+ * order, right after resolving it (sc: its label's schema) and matching
+ * the filter (sel: etw_filter_match's answer). cpu_feed_new and
+ * cpu_feed_summary return EXIT_CLEAN or the failure (reported);
+ * cpu_feed_add 0 when out of memory (not reported). */
+typedef struct cpu_feed cpu_feed;
+int cpu_feed_new(session *s, cpu_feed **out);
+int cpu_feed_add(cpu_feed *f, const etw_event *ev, const etw_schema *sc, int sel);
+int cpu_feed_summary(cpu_feed *f, int json, char **text, size_t *len);
+void cpu_feed_free(cpu_feed *f);
 
 /* profile.c: the profile options every run shares (symbol stores, diag). */
 void profile_options_init(const session *s, etw_decoder *dec, etw_profile_options *po);

@@ -32,8 +32,31 @@ void on_decoder_diag(void *ctx, const etw_diag *d) {
     fprintf(stderr, "etwdump: %s%s\n", d->status == ETW_OK ? "warning: " : "", d->message);
 }
 
-/* The decoder with the user's manifests and each file's merged schemas. */
+/* etw_decoder_prescan, noting whether the trace has stacks on the way:
+ * the same MetaData records learned (etw_decoder_learn learns one as the
+ * pre-scan does), the reader rewound. */
+static etw_status prescan_noting(etw_decoder *d, etw_reader *r, int *stacks) {
+    etw_event ev;
+    etw_status s;
+    while ((s = etw_reader_next(r, &ev)) == ETW_OK) {
+        if (!*stacks && has_stacks(&ev)) *stacks = 1;
+        /* the pre-scan's fast path: only the MetaData provider's
+         * (bbccf6c1-6cd1-48c4-80ff-839482e37671) records are learned */
+        if (ev.provider.data1 == 0xbbccf6c1u && etw_decoder_learn_kind(d, &ev) == ETW_LEARN_AHEAD &&
+            etw_decoder_learn(d, &ev) == ETW_E_NOMEM)
+            return ETW_E_NOMEM;
+    }
+    if (s != ETW_END) return s;
+    return etw_reader_rewind(r);
+}
+
 int setup_decoder(const options *o, etw_multi *m, diag_ctx *dc, etw_decoder **out) {
+    return setup_decoder_ex(o, m, dc, 1, NULL, out);
+}
+
+/* The decoder with the user's manifests and each file's merged schemas. */
+int setup_decoder_ex(const options *o, etw_multi *m, diag_ctx *dc, int prescan, int *stacks, etw_decoder **out) {
+    if (stacks) *stacks = 0;
     etw_decoder_options dopt = {0};
     dopt.on_diag = on_decoder_diag;
     dopt.diag_ctx = dc;
@@ -51,8 +74,9 @@ int setup_decoder(const options *o, etw_multi *m, diag_ctx *dc, etw_decoder **ou
     if (rc == EXIT_FATAL) return rc;
     add_windows(o, *out);
     dc->muted = 1;
-    for (size_t i = 0; i < etw_multi_count(m); i++) {
-        etw_status ps = etw_decoder_prescan(*out, etw_multi_reader(m, i));
+    for (size_t i = 0; prescan && i < etw_multi_count(m); i++) {
+        etw_status ps = stacks ? prescan_noting(*out, etw_multi_reader(m, i), stacks)
+                               : etw_decoder_prescan(*out, etw_multi_reader(m, i));
         if (ps != ETW_OK) {
             dc->muted = 0;
             fprintf(stderr, "etwdump: %s: %s\n", etw_multi_name(m, i), etw_strerror(ps));
@@ -184,7 +208,9 @@ int main(int argc, char **argv) {
     }
     int parallel = parallel_run(&o, m);
     /* the pipeline makes its own decoders and filters, one per thread */
-    int rc = parallel ? EXIT_CLEAN : setup_decoder(&o, m, &dc, &dec);
+    /* --stats: whether the trace has stacks is known before the scan */
+    int stacks = 1;
+    int rc = parallel ? EXIT_CLEAN : setup_decoder_ex(&o, m, &dc, 1, o.stats ? &stacks : NULL, &dec);
     if (rc != EXIT_FATAL && !(filter = build_filter(&o))) rc = EXIT_FATAL;
     if (rc != EXIT_FATAL) {
         session s;
@@ -192,6 +218,7 @@ int main(int argc, char **argv) {
         s.o = &o;
         s.m = m;
         s.dec = dec;
+        s.stacks_ahead = stacks;
         s.filter = filter;
         s.out = out;
         s.dc = &dc;

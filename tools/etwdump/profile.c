@@ -426,46 +426,10 @@ static void sname(sbuf *b, const char *s, size_t n, int json) {
 
 #define CPU_TOP 15
 
-int cpu_summary(session *s, int json, char **text, size_t *len) {
-    *text = NULL;
-    *len = 0;
-    const options *o = s->o;
-    etw_decoder *dec = NULL;
-    diag_ctx quiet = *s->dc;
-    quiet.quiet = 1;
-    if (etw_multi_rewind(s->m) != ETW_OK) {
-        fprintf(stderr, "etwdump: cannot go back to the start of the input\n");
-        return EXIT_FATAL;
-    }
-    if (setup_decoder(o, s->m, &quiet, &dec) == EXIT_FATAL) {
-        etw_decoder_free(dec);
-        return EXIT_FATAL;
-    }
-    session s2 = *s;
-    s2.dec = dec;
-    pick_ctx pk = {&s2, 0, 0};
-    etw_profile_options po;
-    profile_options_init(s, dec, &po);
-    if (!etw_filter_is_empty(s->filter)) {
-        po.is_sample = pick;
-        po.sample_ctx = &pk;
-    }
-    etw_profile *p = NULL;
-    int rc = etw_profile_new(&p, &po) == ETW_OK ? EXIT_CLEAN : out_of_memory();
-    etw_event ev;
-    size_t file;
-    s->dc->muted = 1;
-    while (rc == EXIT_CLEAN && etw_multi_next(s->m, &ev, &file) == ETW_OK) {
-        if (stop_requested()) {
-            rc = EXIT_INTERRUPTED;
-            break;
-        }
-        const etw_schema *sc = NULL;
-        if (!ev.is_logfile_header) etw_decoder_resolve(dec, &ev, &sc, NULL);
-        if (etw_profile_add(p, &ev, sc) != ETW_OK || pk.oom) rc = out_of_memory();
-    }
-    s->dc->muted = 0;
-    if (rc == EXIT_CLEAN && etw_profile_finish(p) != ETW_OK) rc = out_of_memory();
+/* The selected CPU samples of a finished profile p by module and function,
+ * as cpu_summary says them. */
+static int cpu_text(etw_profile *p, int json, char **text, size_t *len) {
+    int rc = EXIT_CLEAN;
     tally mods = {0}, fns = {0};
     etw_profile_stats ps;
     memset(&ps, 0, sizeof ps);
@@ -544,8 +508,6 @@ int cpu_summary(session *s, int json, char **text, size_t *len) {
     }
     tally_free(&mods);
     tally_free(&fns);
-    etw_profile_free(p);
-    etw_decoder_free(dec);
     if (rc != EXIT_CLEAN) {
         free(b.p);
         return rc;
@@ -553,4 +515,114 @@ int cpu_summary(session *s, int json, char **text, size_t *len) {
     *text = b.p;
     *len = b.len;
     return EXIT_CLEAN;
+}
+
+int cpu_summary(session *s, int json, char **text, size_t *len) {
+    *text = NULL;
+    *len = 0;
+    const options *o = s->o;
+    etw_decoder *dec = NULL;
+    diag_ctx quiet = *s->dc;
+    quiet.quiet = 1;
+    if (etw_multi_rewind(s->m) != ETW_OK) {
+        fprintf(stderr, "etwdump: cannot go back to the start of the input\n");
+        return EXIT_FATAL;
+    }
+    /* the MetaData records the -j N run kept: all a pre-scan would learn */
+    int kept = s->metadata.complete;
+    if (setup_decoder_ex(o, s->m, &quiet, !kept, NULL, &dec) == EXIT_FATAL) {
+        etw_decoder_free(dec);
+        return EXIT_FATAL;
+    }
+    if (kept && metadata_learn(&s->metadata, dec) != ETW_OK) {
+        etw_decoder_free(dec);
+        return out_of_memory();
+    }
+    session s2 = *s;
+    s2.dec = dec;
+    pick_ctx pk = {&s2, 0, 0};
+    etw_profile_options po;
+    profile_options_init(s, dec, &po);
+    if (!etw_filter_is_empty(s->filter)) {
+        po.is_sample = pick;
+        po.sample_ctx = &pk;
+    }
+    etw_profile *p = NULL;
+    int rc = etw_profile_new(&p, &po) == ETW_OK ? EXIT_CLEAN : out_of_memory();
+    etw_event ev;
+    size_t file;
+    s->dc->muted = 1;
+    while (rc == EXIT_CLEAN && etw_multi_next(s->m, &ev, &file) == ETW_OK) {
+        if (stop_requested()) {
+            rc = EXIT_INTERRUPTED;
+            break;
+        }
+        const etw_schema *sc = NULL;
+        if (!ev.is_logfile_header) etw_decoder_resolve(dec, &ev, &sc, NULL);
+        if (etw_profile_add(p, &ev, sc) != ETW_OK || pk.oom) rc = out_of_memory();
+    }
+    s->dc->muted = 0;
+    if (rc == EXIT_CLEAN && etw_profile_finish(p) != ETW_OK) rc = out_of_memory();
+    if (rc == EXIT_CLEAN) rc = cpu_text(p, json, text, len);
+    etw_profile_free(p);
+    etw_decoder_free(dec);
+    return rc;
+}
+
+/* --- --stats -j 1: the profile fed by the scan's own pass ------------------------
+ * The scan has resolved the event and matched the filter with its decoder
+ * (the state a second decoder reading the trace again would have at that
+ * event: it learns from the same events in the same order), so the sample
+ * rule of cpu_summary's pick is its selection of a PerfInfo/Sample. */
+
+struct cpu_feed {
+    etw_profile *p;
+    int sel; /* the scan's selection of the event being added */
+};
+
+static int pick_scanned(void *ctx, const etw_event *ev, const etw_schema *sc, uint32_t pid, uint32_t tid,
+                        double *weight) {
+    const cpu_feed *f = ctx;
+    (void)sc;
+    (void)pid;
+    (void)tid;
+    if (f->sel <= 0 || !etw_guid_equal(&ev->provider, &perfinfo_guid) || ev->opcode != PERFINFO_SAMPLE) return 0;
+    *weight = 1.0; /* --weight needs --profile */
+    return 1;
+}
+
+int cpu_feed_new(session *s, cpu_feed **out) {
+    *out = NULL;
+    cpu_feed *f = calloc(1, sizeof *f);
+    if (!f) return out_of_memory();
+    etw_profile_options po;
+    profile_options_init(s, s->dec, &po);
+    if (!etw_filter_is_empty(s->filter)) {
+        po.is_sample = pick_scanned;
+        po.sample_ctx = f;
+    }
+    if (etw_profile_new(&f->p, &po) != ETW_OK) {
+        free(f);
+        return out_of_memory();
+    }
+    *out = f;
+    return EXIT_CLEAN;
+}
+
+int cpu_feed_add(cpu_feed *f, const etw_event *ev, const etw_schema *sc, int sel) {
+    f->sel = sel;
+    return etw_profile_add(f->p, ev, ev->is_logfile_header ? NULL : sc) == ETW_OK;
+}
+
+int cpu_feed_summary(cpu_feed *f, int json, char **text, size_t *len) {
+    *text = NULL;
+    *len = 0;
+    if (etw_profile_finish(f->p) != ETW_OK) return out_of_memory();
+    return cpu_text(f->p, json, text, len);
+}
+
+void cpu_feed_free(cpu_feed *f) {
+    if (!f) return;
+    etw_profile_free(f->p);
+    free(f);
 }

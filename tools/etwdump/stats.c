@@ -12,6 +12,7 @@
 typedef struct summary {
     etw_stats *stats;     /* --stats */
     etw_schemas *schemas; /* --schemas */
+    cpu_feed *cpu;        /* --stats -j 1 without -n: the CPU samples, in the same pass */
 } summary;
 
 /* Read every event; feed the selected ones to the summary. */
@@ -33,6 +34,7 @@ static int scan(session *s, summary *sm) {
         int sel = etw_filter_match(s->filter, s->dec, &ev, &l);
         etw_status st = ETW_OK;
         if (sel >= 0 && sm->stats) st = etw_stats_observe(sm->stats, s->dec, &ev, &l);
+        if (sel >= 0 && st == ETW_OK && sm->cpu && !cpu_feed_add(sm->cpu, &ev, l.schema, sel)) st = ETW_E_NOMEM;
         if (sel < 0 || st != ETW_OK) {
             fprintf(stderr, "etwdump: out of memory\n");
             rc = EXIT_FATAL;
@@ -53,6 +55,66 @@ static int scan(session *s, summary *sm) {
     progress_end(pg);
     etw_decoder_finish(s->dec);
     return rc;
+}
+
+/* --- MetaData records kept -------------------------------------------------- */
+
+/* Past this many bytes, or METADATA_KEEP_RECORDS records, the later
+ * decoder pre-scans instead. */
+#define METADATA_KEEP_MAX ((size_t)64 << 20)
+#define METADATA_KEEP_RECORDS 65536
+
+int metadata_keep(metadata_kept *k, const etw_event *ev) {
+    if (k->too_many) return 1;
+    if (ev->user_data_len > METADATA_KEEP_MAX - k->used || k->n >= METADATA_KEEP_RECORDS) {
+        k->too_many = 1; /* not an error: the pre-scan learns them */
+        return 1;
+    }
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? k->cap * 2 : 16;
+        etw_event *ne = realloc(k->ev, cap * sizeof *ne);
+        if (!ne) return 0;
+        k->ev = ne;
+        size_t *no = realloc(k->off, cap * sizeof *no);
+        if (!no) return 0;
+        k->off = no;
+        k->cap = cap;
+    }
+    size_t len = ev->user_data_len;
+    if (k->data_cap - k->used < len) {
+        size_t cap = k->data_cap ? k->data_cap : 4096;
+        while (cap - k->used < len) cap *= 2; /* at most 2 * METADATA_KEEP_MAX */
+        uint8_t *nd = realloc(k->data, cap);
+        if (!nd) return 0;
+        k->data = nd;
+        k->data_cap = cap;
+    }
+    if (len) memcpy(k->data + k->used, ev->user_data, len);
+    etw_event *e = &k->ev[k->n];
+    *e = *ev;
+    e->user_data = NULL; /* set when learned: data may move */
+    e->ext_data = NULL;  /* not kept (a MetaData record's learning reads none) */
+    e->ext_count = 0;
+    k->off[k->n++] = k->used;
+    k->used += len;
+    return 1;
+}
+
+etw_status metadata_learn(const metadata_kept *k, etw_decoder *d) {
+    for (size_t i = 0; i < k->n; i++) {
+        etw_event ev = k->ev[i];
+        ev.user_data = k->data + k->off[i];
+        etw_status st = etw_decoder_learn(d, &ev);
+        if (st != ETW_OK) return st;
+    }
+    return ETW_OK;
+}
+
+void metadata_kept_free(metadata_kept *k) {
+    free(k->ev);
+    free(k->off);
+    free(k->data);
+    memset(k, 0, sizeof *k);
 }
 
 /* --- --stats -j N ------------------------------------------------------------
@@ -82,6 +144,7 @@ typedef struct stat_run {
     etw_stats *st;
     progress *pg;
     int setups, setup_rc, interrupted;
+    etw_decoder *dec; /* the calling thread's (etw_decoder_learn_kind) */
     atomic_int oom;
 } stat_run;
 
@@ -202,6 +265,13 @@ static int stat_on_read(void *ctx, uint64_t n, const etw_event *ev) {
     stat_run *sr = ctx;
     progress_tick(sr->pg, n, 0, ev);
     if (!sr->s->saw_stacks && has_stacks(ev)) sr->s->saw_stacks = 1;
+    /* kept for cpu_summary's decoder, which learns them instead of a
+     * pre-scan (the same answer on any decoder: the event alone decides) */
+    if (ev->provider.data1 == 0xbbccf6c1u /* MetaData: as prescan_noting */ &&
+        etw_decoder_learn_kind(sr->dec, ev) == ETW_LEARN_AHEAD && !metadata_keep(&sr->s->metadata, ev)) {
+        atomic_store(&sr->oom, 1);
+        return 1;
+    }
     if (stop_requested()) {
         sr->interrupted = 1;
         return 1;
@@ -239,6 +309,7 @@ static int scan_parallel(session *s, etw_stats *stats) {
         return EXIT_FATAL;
     }
     etw_status st = ETW_OK;
+    sr.dec = etw_pipeline_decoder(p, 0);
     if (pipeline_run_session(p, s, &sr.pg, &st) != EXIT_CLEAN) {
         etw_pipeline_free(p);
         return EXIT_FATAL;
@@ -252,6 +323,8 @@ static int scan_parallel(session *s, etw_stats *stats) {
         rc = EXIT_FATAL;
     }
     s->par_problems = etw_pipeline_stats_get(p)->decoder_problems != 0;
+    /* every event was read: cpu_summary's decoder needs no pre-scan */
+    s->metadata.complete = rc == EXIT_CLEAN && st == ETW_OK && !s->metadata.too_many;
     for (unsigned i = 0; rc != EXIT_FATAL && rc != EXIT_INTERRUPTED && i < po.threads; i++) {
         stat_worker *w = etw_pipeline_worker_state(p, i);
         if (!w && i > 0) break; /* the pipeline ran fewer threads (inputs of tiny buffers) */
@@ -291,7 +364,10 @@ int run_stats(session *s) {
         return EXIT_FATAL;
     }
     int own_dec = !s->dec;
-    int rc = s->dec ? scan(s, &sm) : scan_parallel(s, sm.stats);
+    /* on one thread the scan feeds the CPU profile too (used when the trace
+     * has stacks; not with -n: the counts stop there) */
+    int rc = s->dec && s->stacks_ahead && !s->o->max_events ? cpu_feed_new(s, &sm.cpu) : EXIT_CLEAN;
+    if (rc == EXIT_CLEAN) rc = s->dec ? scan(s, &sm) : scan_parallel(s, sm.stats);
     if (rc == EXIT_AGAIN) {
         /* a table reached its bound: which keys it let in depends on the
          * order, so count again on one thread, as -j 1 (the problems of
@@ -302,6 +378,7 @@ int run_stats(session *s) {
         rc = etw_multi_rewind(s->m) == ETW_OK && etw_stats_new(&sm.stats, NULL) == ETW_OK
                  ? setup_decoder(s->o, s->m, s->dc, &s->dec)
                  : EXIT_FATAL;
+        if (rc != EXIT_FATAL && s->saw_stacks && cpu_feed_new(s, &sm.cpu) == EXIT_FATAL) rc = EXIT_FATAL;
         s->dc->muted = 1;
         if (rc != EXIT_FATAL) {
             int r2 = scan(s, &sm);
@@ -340,7 +417,7 @@ int run_stats(session *s) {
     size_t cpu_len = 0;
     int json = s->o->format == ETW_RENDER_JSON && s->o->format_given;
     if ((rc == EXIT_CLEAN || rc == EXIT_SKIPPED) && s->saw_stacks && !s->o->max_events) {
-        int r2 = cpu_summary(s, json, &cpu, &cpu_len);
+        int r2 = sm.cpu ? cpu_feed_summary(sm.cpu, json, &cpu, &cpu_len) : cpu_summary(s, json, &cpu, &cpu_len);
         if (r2 != EXIT_CLEAN) rc = r2;
     }
     char *joined = NULL;
@@ -373,6 +450,8 @@ int run_stats(session *s) {
     free(readers);
     free(names);
     etw_stats_free(sm.stats);
+    cpu_feed_free(sm.cpu);
+    metadata_kept_free(&s->metadata);
     if (own_dec) {
         etw_decoder_free(s->dec);
         s->dec = NULL;
