@@ -111,6 +111,11 @@ typedef struct diag_ctx {
     int *lost_entries; /* while opening: archive entries skipped as no trace (counted as skipped files) */
 } diag_ctx;
 
+/* The first GUID word of the provider of MetaData records (TRACE_EVENT_INFO
+ * schemas merged into the trace: bbccf6c1-6cd1-48c4-80ff-839482e37671,
+ * src/source/etw_metadata.h): a cheap test before etw_decoder_learn_kind. */
+#define METADATA_PROVIDER_DATA1 0xbbccf6c1u
+
 /* The MetaData records of a trace, in read order: all a pre-scan learns
  * (etw_decoder_prescan), kept by a run that reads every event so that a
  * later decoder learns them without reading the trace again. */

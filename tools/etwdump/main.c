@@ -40,9 +40,8 @@ static etw_status prescan_noting(etw_decoder *d, etw_reader *r, int *stacks) {
     etw_status s;
     while ((s = etw_reader_next(r, &ev)) == ETW_OK) {
         if (!*stacks && has_stacks(&ev)) *stacks = 1;
-        /* the pre-scan's fast path: only the MetaData provider's
-         * (bbccf6c1-6cd1-48c4-80ff-839482e37671) records are learned */
-        if (ev.provider.data1 == 0xbbccf6c1u && etw_decoder_learn_kind(d, &ev) == ETW_LEARN_AHEAD &&
+        /* the pre-scan's fast path: only the MetaData provider's records are learned */
+        if (ev.provider.data1 == METADATA_PROVIDER_DATA1 && etw_decoder_learn_kind(d, &ev) == ETW_LEARN_AHEAD &&
             etw_decoder_learn(d, &ev) == ETW_E_NOMEM)
             return ETW_E_NOMEM;
     }

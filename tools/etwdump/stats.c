@@ -267,7 +267,7 @@ static int stat_on_read(void *ctx, uint64_t n, const etw_event *ev) {
     if (!sr->s->saw_stacks && has_stacks(ev)) sr->s->saw_stacks = 1;
     /* kept for cpu_summary's decoder, which learns them instead of a
      * pre-scan (the same answer on any decoder: the event alone decides) */
-    if (ev->provider.data1 == 0xbbccf6c1u /* MetaData: as prescan_noting */ &&
+    if (ev->provider.data1 == METADATA_PROVIDER_DATA1 &&
         etw_decoder_learn_kind(sr->dec, ev) == ETW_LEARN_AHEAD && !metadata_keep(&sr->s->metadata, ev)) {
         atomic_store(&sr->oom, 1);
         return 1;
