@@ -362,6 +362,18 @@ etw_status etw_renderer_learn(etw_renderer *rd, const etw_reader *r, const etw_e
     return ETW_OK;
 }
 
+etw_status etw_renderer_learn_from(etw_renderer *rd, const etw_renderer *from) {
+    if (!rd || !from) return ETW_E_INVALID_ARG;
+    if (rd->opt.format != ETW_RENDER_CSV || rd->opt.nfields || rd->header_done) return ETW_OK;
+    for (size_t i = 0; i < from->ncols; i++) {
+        const column *c = &from->cols[i];
+        if (!c->field) continue; /* a fixed column (from's header is written) */
+        etw_status st = add_column(rd, c->field, c->field_len, -1);
+        if (st != ETW_OK) return st;
+    }
+    return ETW_OK;
+}
+
 /* ---- output helpers ------------------------------------------------------- */
 
 static void time_text(etw_renderer *rd, etw_text *t, int64_t ft, int quote_strings) {
