@@ -589,6 +589,59 @@ static void csv_cell(etw_renderer *rd, etw_text *t, const char *v, size_t n) {
     etw_text_putc(t, '"');
 }
 
+/* The bytes of w equal to c, as their high bits (exact in the lowest such
+ * byte; above it a byte may borrow: test only whether any is set, in a mask
+ * of the lowest bytes). */
+static inline uint64_t byte_hits(uint64_t w, unsigned char c) {
+    uint64_t x = w ^ (UINT64_C(0x0101010101010101) * c);
+    return (x - UINT64_C(0x0101010101010101)) & ~x & UINT64_C(0x8080808080808080);
+}
+
+/* The lowest k bytes of a word (k <= 8). */
+static inline uint64_t low_bytes(size_t k) { return k >= 8 ? ~UINT64_C(0) : (UINT64_C(1) << (8 * k)) - 1; }
+
+/* csv_cell for a value of the line that ends at lend: numbers, and short
+ * plain strings (most cells), with no call - a short one moved with one
+ * fixed-size copy, reading past the value within the line; the rest by
+ * csv_cell. */
+#define CELL_SHORT 40
+static inline void csv_cell_in(etw_renderer *rd, etw_text *t, const char *v, size_t n, const char *lend) {
+    unsigned char c0 = n ? (unsigned char)v[0] : 0;
+    const char *from = NULL;
+    size_t len = 0;
+    int room = lend - v > CELL_SHORT; /* CELL_SHORT bytes from v are the line's */
+    if ((c0 >= '0' && c0 <= '9') || c0 == '-' || c0 == 't' || c0 == 'f') {
+        from = v; /* a number, true or false: as written */
+        len = n;
+    } else if (c0 == '"' && n >= 2 && n <= CELL_SHORT && room) {
+        /* the body v[1 .. n-1), a word at a time */
+        size_t b = n - 2;
+        uint64_t bs = 0, comma = 0;
+        for (size_t i = 0; i < b; i += 8) {
+            uint64_t w, m = low_bytes(b - i);
+            memcpy(&w, v + 1 + i, 8);
+            bs |= byte_hits(w, '\\') & m;
+            comma |= byte_hits(w, ',') & m;
+        }
+        if (!bs) {
+            /* nothing escaped: no quote, CR or LF inside; a comma makes it
+             * quoted, which is the JSON text as it is */
+            from = comma ? v : v + 1;
+            len = comma ? n : b;
+        }
+    }
+    if (!from) {
+        csv_cell(rd, t, v, n);
+    } else if (len <= CELL_SHORT && room) {
+        char *o = etw_text_reserve(t, CELL_SHORT);
+        if (!o) return; /* the buffer failed: etw_text_status says so */
+        memcpy(o, from, CELL_SHORT);
+        t->len += len;
+    } else {
+        etw_text_put(t, from, len);
+    }
+}
+
 /* A header cell. Names come from traces: through the JSON writer's string
  * form and back, so that the header is valid UTF-8 (U+FFFD for bad bytes). */
 static void csv_name(etw_renderer *rd, etw_text *t, const char *name) {
@@ -1085,8 +1138,8 @@ static void csv_row_end(etw_renderer *rd, etw_text *t, size_t next) {
 /* A row by its schema's plan: the cells left to right (the fixed columns
  * come first, in the order of their keys), the empty ones between them as
  * runs of commas - the cells render_csv would set, with nothing to sort. */
-static void render_csv_planned(etw_renderer *rd, const etw_event *ev, const char *line, const schema_cols *sc,
-                               const struct seg_slot *g) {
+static void render_csv_planned(etw_renderer *rd, const etw_event *ev, const char *line, const char *lend,
+                               const schema_cols *sc, const struct seg_slot *g) {
     etw_text *t = &rd->out;
     const etw_json_spans *sp = &rd->sp;
     size_t next = 0; /* the column the text has reached */
@@ -1105,7 +1158,7 @@ static void render_csv_planned(etw_renderer *rd, const etw_event *ev, const char
         } else if (sp->len[k]) {
             csv_commas(rd, t, c - next);
             next = c;
-            csv_cell(rd, t, line + sp->off[k], sp->len[k]);
+            csv_cell_in(rd, t, line + sp->off[k], sp->len[k], lend);
         }
     }
     const int32_t *col = &rd->pool[sc->off];
@@ -1116,19 +1169,19 @@ static void render_csv_planned(etw_renderer *rd, const etw_event *ev, const char
         const etw_field_span *f = &sp->fields[i];
         csv_commas(rd, t, c - next);
         next = c;
-        csv_cell(rd, t, line + f->val_off, f->val_len);
+        csv_cell_in(rd, t, line + f->val_off, f->val_len, lend);
     }
     csv_row_end(rd, t, next);
 }
 
-static void render_csv(etw_renderer *rd, const etw_event *ev, const char *line) {
+static void render_csv(etw_renderer *rd, const etw_event *ev, const char *line, size_t line_len) {
     etw_text *t = &rd->out;
     const etw_json_spans *sp = &rd->sp;
     rd->nset = 0;
     const struct seg_slot *g = csv_segment(rd, line);
     schema_cols *sc = sp->complete ? schema_columns(rd, sp->schema) : NULL;
     if (sc && csv_plan(rd, sc, line)) {
-        render_csv_planned(rd, ev, line, sc, g);
+        render_csv_planned(rd, ev, line, line + line_len, sc, g);
         return;
     }
     rd->seg_col = g ? rd->col_of_fixed[SEG_FIRST] : (size_t)-1;
@@ -1518,7 +1571,7 @@ etw_status etw_renderer_event(etw_renderer *rd, const etw_reader *r, const etw_e
     etw_text_clear(&rd->out);
     switch (rd->opt.format) {
     case ETW_RENDER_TEXT: render_text(rd, ev, line); break;
-    case ETW_RENDER_CSV: render_csv(rd, ev, line); break;
+    case ETW_RENDER_CSV: render_csv(rd, ev, line, n); break;
     case ETW_RENDER_TIMESKETCH: render_timesketch(rd, ev, line); break;
     case ETW_RENDER_XML: render_xml(rd, ev, line); break;
     default: render_json(rd, ev, line, n); break;
