@@ -576,17 +576,26 @@ static void csv_cell(etw_renderer *rd, etw_text *t, const char *v, size_t n) {
         etw_text_put(t, s, len);
         return;
     }
-    etw_text_putc(t, '"');
+    /* quoted, each quote doubled (arrays of strings have many): room for
+     * the most first, then piece by piece */
+    if (len > (SIZE_MAX - 2) / 2) return;
+    char *o = etw_text_reserve(t, 2 * len + 2);
+    if (!o) return; /* the buffer failed: etw_text_status says so */
+    char *o0 = o;
     const char *q;
-    while (len && (q = memchr(s, '"', len)) != NULL) { /* each quote doubled */
+    *o++ = '"';
+    while (len && (q = memchr(s, '"', len)) != NULL) {
         size_t k = (size_t)(q - s) + 1;
-        etw_text_put(t, s, k);
-        etw_text_putc(t, '"');
+        memcpy(o, s, k);
+        o += k;
+        *o++ = '"';
         s += k;
         len -= k;
     }
-    etw_text_put(t, s, len);
-    etw_text_putc(t, '"');
+    if (len) memcpy(o, s, len);
+    o += len;
+    *o++ = '"';
+    t->len += (size_t)(o - o0);
 }
 
 /* The bytes of w equal to c, as their high bits (exact in the lowest such
