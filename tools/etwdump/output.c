@@ -621,6 +621,7 @@ static int learn_pass(session *s, par_run *pr) {
     pipeline_options(s, pr, &po);
     po.decoder.on_diag = NULL; /* the run tells them */
     po.write = NULL;           /* nothing is rendered */
+    if (etw_filter_is_empty(s->filter) && !s->o->no_manifest_events) po.select = NULL; /* every event */
     etw_pipeline *p;
     etw_status st = etw_pipeline_new_multi(&p, s->m, &po);
     if (st == ETW_OK) {
