@@ -360,6 +360,7 @@ etw_status etw_json_event_spans(etw_json *j, const etw_reader *r, const etw_even
         own.cap = 0;
         own.no_time = 0;
         own.no_drive = 0;
+        own.no_keys = 0;
     }
     {
         memset(sp->len, 0, sizeof sp->len);

@@ -44,6 +44,11 @@ typedef struct etw_json_spans {
     /* set by the caller: 1 = no NAME_drive members (CSV without a field
      * list: they are never columns, which come from the schemas) */
     int no_drive;
+    /* set by the caller: 1 = the top-level members of "fields" written from
+     * the schema have no key ("fields":{V1,V2}: not JSON; each span's
+     * key_len is 0, its name says it) - for CSV without a field list, whose
+     * cells need only the values; with no_drive only */
+    int no_keys;
 } etw_json_spans;
 
 /* etw_json_event, recording the spans in *sp (sp->fields/cap set by the

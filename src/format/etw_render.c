@@ -964,6 +964,29 @@ static long field_column(etw_renderer *rd, const char *k, size_t kn) {
     return find_field(rd, rd->scratch.data ? rd->scratch.data : "", rd->scratch.len);
 }
 
+/* The column of a field named name by its schema, as the JSON writer
+ * would write the key (ASCII as it is, escaped and back; other bytes as
+ * UTF-8, U+FFFD where they are not). */
+static long name_column(etw_renderer *rd, const char *name) {
+    size_t n = strlen(name), i = 0;
+    while (i < n && (unsigned char)name[i] < 0x80) i++;
+    if (i == n) return find_field(rd, name, n);
+    etw_text *js = &rd->summary; /* free while a row's cells are placed */
+    etw_text_clear(js);
+    etw_text_json_utf8(js, name, n);
+    etw_text_clear(&rd->scratch);
+    if (etw_text_status(js) != ETW_OK) return -1; /* no memory: etw_text_status says so */
+    etw_jscan_unescape(&rd->scratch, js->data ? js->data : "\"\"", js->data ? js->len : 2);
+    return find_field(rd, rd->scratch.data ? rd->scratch.data : "", rd->scratch.len);
+}
+
+/* The column of the top-level field of span f (its key as written, or its
+ * name when the writer wrote no keys). */
+static long span_column(etw_renderer *rd, const char *line, const etw_field_span *f) {
+    if (rd->sp.no_keys) return name_column(rd, f->name);
+    return field_column(rd, line + f->key_off + 1, f->key_len - 2);
+}
+
 /* Where the columns of s's properties are remembered, made the first time s
  * is seen; NULL past the limits or without memory (the fields are then
  * found by name: the same columns, more slowly). */
@@ -1109,7 +1132,7 @@ static int csv_plan(etw_renderer *rd, schema_cols *sc, const char *line) {
     size_t m = 0;
     for (size_t i = 0; i < sc->n; i++) {
         const etw_field_span *f = &sp->fields[i];
-        if (col[i] == COL_UNKNOWN) col[i] = (int32_t)field_column(rd, line + f->key_off + 1, f->key_len - 2);
+        if (col[i] == COL_UNKNOWN) col[i] = (int32_t)span_column(rd, line, f);
         if (col[i] >= 0) order[m++] = (uint64_t)col[i] << 32 | i;
     }
     if (m > 1) qsort(order, m, sizeof *order, plan_order);
@@ -1213,7 +1236,7 @@ static void render_csv(etw_renderer *rd, const etw_event *ev, const char *line, 
             if (known && *known != COL_UNKNOWN) {
                 c = *known;
             } else {
-                c = field_column(rd, line + f->key_off + 1, f->key_len - 2);
+                c = span_column(rd, line, f);
                 if (known) *known = (int32_t)c;
             }
             if (c >= 0) csv_set(rd, (size_t)c, line + f->val_off, f->val_len);
@@ -1559,6 +1582,9 @@ etw_status etw_renderer_event(etw_renderer *rd, const etw_reader *r, const etw_e
             rd->sp.fields = rd->spans;
             rd->sp.no_time = rd->opt.format != ETW_RENDER_XML; /* the others write the time themselves */
             rd->sp.no_drive = rd->opt.format == ETW_RENDER_CSV && !rd->opt.nfields;
+            /* CSV with its columns known (not csv_stream: its learning reads
+             * the keys of manifest chunks): the values of "fields" alone */
+            rd->sp.no_keys = rd->sp.no_drive && !rd->opt.csv_stream;
             rd->sp.cap = rd->spans ? rd->sp.cap : 0;
             s = etw_json_event_spans(rd->json, r, ev, &line, &n, &rd->sp);
             if (s != ETW_OK || !rd->sp.schema || rd->sp.complete || rd->sp.n < rd->sp.cap) break;
@@ -1587,6 +1613,7 @@ etw_status etw_renderer_event(etw_renderer *rd, const etw_reader *r, const etw_e
     }
     s = etw_text_status(&rd->out);
     if (s == ETW_OK) s = etw_text_status(&rd->scratch);
+    if (s == ETW_OK && rd->opt.format == ETW_RENDER_CSV) s = etw_text_status(&rd->summary); /* name_column */
     if (s != ETW_OK) return s;
     *out = rd->out.data;
     *len = rd->out.len;
