@@ -620,8 +620,6 @@ etw_status etw_fields_json_spans(etw_text *t, const etw_schema *s, const etw_eve
     uint8_t has_member[ETW_DECODE_MAX_DEPTH + 2];
     unsigned top = 0;
     etw_status st;
-    /* values only at the top (etw_json_spans.no_keys): the spans say which */
-    const int keyless = sp && sp->no_keys && !d;
 
     if (!t) return ETW_E_INVALID_ARG;
     etw_text_putc(t, '{');
@@ -658,16 +656,13 @@ etw_status etw_fields_json_spans(etw_text *t, const etw_schema *s, const etw_eve
                 sp->complete = 0;
             }
         }
-        if (top == 0 && keyless) {
-            if (has_member[0]) etw_text_putc(t, ',');
-        } else if (!is_array[top]) {
+        if (!is_array[top])
             put_key(t, v.name ? v.name : "", has_member[top]);
-        } else if (has_member[top]) {
+        else if (has_member[top])
             etw_text_putc(t, ',');
-        }
         has_member[top] = 1;
         if (top == 0 && cur) {
-            cur->key_len = keyless ? 0 : t->len - 1 - cur->key_off; /* without the colon */
+            cur->key_len = t->len - 1 - cur->key_off; /* without the colon */
             cur->val_off = t->len;
         }
         if (v.kind == ETW_VALUE_STRUCT_BEGIN || v.kind == ETW_VALUE_ARRAY_BEGIN) {

@@ -67,4 +67,9 @@ etw_status etw_fields_json_spans(etw_text *t, const etw_schema *s, const etw_eve
                                  size_t refs_len, uint32_t *trailing, etw_json_spans *sp, unsigned flags,
                                  const struct etw_decoder *d);
 
+/* etw_fields_json_spans for no_keys (CSV): the top-level members as their
+ * values alone ("{V1,V2}"), each span's key_len 0; no NAME_drive members. */
+etw_status etw_fields_json_values(etw_text *t, const etw_schema *s, const etw_event *ev, uint64_t *refs,
+                                  size_t refs_len, uint32_t *trailing, etw_json_spans *sp, unsigned flags);
+
 #endif
