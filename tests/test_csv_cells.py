@@ -159,6 +159,41 @@ for name in ("gcevents.etl", "net.4.5.2.x64.etl"):
     b = run("--format", "csv", "-j", "2", data(name))
     check(a == b, "%s: CSV with -j 2 is CSV with -j 1" % name)
 
+
+def run_stdin(path, *args):
+    with open(path, "rb") as f:
+        p = subprocess.run([ETWDUMP] + list(args) + ["-"], stdin=f, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=600)
+    if p.returncode not in (0, 1):
+        sys.exit("etwdump %s -: exit %d: %s" % (" ".join(args), p.returncode, p.stderr.decode("utf-8", "replace")))
+    return p.stdout, p.stderr
+
+
+# Without --fields the columns are learned by a first pass when every input
+# is a file (the header, then the rows as they come); from a stream the rows
+# wait in a spill until the header. Same bytes, on standard output and
+# standard error (the first pass is quiet).
+for name, opts in [("net.4.5.2.x64.etl", []), ("net.4.5.2.x64.etl", ["-n", "3"]),
+                   ("net.4.5.2.x64.etl", ["-n", "1000", "--level", "4"]), ("gcevents.etl", ["--messages"]),
+                   ("BondEtwSample.etl", []), ("BondEtwSample.etl", ["--no-manifest-events"]),
+                   ("powershell.etl", ["--raw", "--csv-eol", "lf"]), ("SelfDescribingSingleEvent.etl", []),
+                   ("lxcore_kernel.etl", ["--file-order"]), ("ShutdownPerfDiagLogger.etl", ["--time", "relative"])]:
+    for j in ("1", "2"):
+        args = ["--no-progress", "--format", "csv", "-j", j] + opts
+        pf = subprocess.run([ETWDUMP] + args + [data(name)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            timeout=600)
+        ps_out, ps_err = run_stdin(data(name), *args)
+        check(pf.stdout == ps_out, "%s %s -j %s: CSV of the file (first pass) is CSV of standard input (spill)"
+              % (name, " ".join(opts), j))
+        check(pf.stderr.replace(data(name).encode(), b"standard input") == ps_err,
+              "%s %s -j %s: the same problems told once" % (name, " ".join(opts), j))
+# several files: -j 1 (one thread, columns learned first) and -j 2 (the first pass, then the workers)
+many = [data(n) for n in ("gcevents.etl", "BondEtwSample.etl", "HTTP_Server.etl", "SelfDescribingSingleEvent.etl")]
+for opts in ([], ["-n", "500"]):
+    a = run("--format", "csv", "-j", "1", *(opts + many))
+    b = run("--format", "csv", "-j", "2", *(opts + many))
+    check(a == b, "several files %s: CSV with -j 2 is CSV with -j 1" % " ".join(opts))
+
 # === invalid UTF-8 in a TraceLogging field name and string value =================
 PROV = uuid.UUID("8c2f6ee4-3b1d-4c55-9a0e-2d4f1b7c9e01")
 

@@ -141,6 +141,13 @@ void etw_renderer_set_file(etw_renderer *rd, const char *name);
  * Before etw_renderer_header. Other formats: nothing. */
 etw_status etw_renderer_learn(etw_renderer *rd, const etw_reader *r, const etw_event *ev);
 
+/* CSV without a field list: the columns another renderer learned
+ * (etw_renderer_learn), added to rd's in their order, as if rd had learned
+ * the same events (e.g. one renderer learns in a first pass, the renderers
+ * of several threads then render with the same columns). Before
+ * etw_renderer_header; from may have written its header. Other formats:
+ * nothing. */
+etw_status etw_renderer_learn_from(etw_renderer *rd, const etw_renderer *from);
 /* The text that comes before the first event: CSV's header row; empty for
  * JSON and TEXT. The columns are fixed from then on. */
 etw_status etw_renderer_header(etw_renderer *rd, const char **out, size_t *len);

@@ -82,6 +82,13 @@ static void key(etw_text *t, const char *k) {
     etw_text_putc(t, ':');
 }
 
+/* A key outside the memo's part (provider..keywords): only its comma when
+ * the caller reads the values by their spans alone (no_keys, CSV). */
+static void skey(const etw_json_spans *sp, etw_text *t, const char *k) {
+    if (sp && sp->no_keys) etw_text_putc(t, ',');
+    else key(t, k);
+}
+
 /* The value of key k starts / ended here (sp NULL: not recorded). */
 static void vbegin(etw_json_spans *sp, const etw_text *t, int k) {
     if (sp) sp->off[k] = t->len;
@@ -360,6 +367,7 @@ etw_status etw_json_event_spans(etw_json *j, const etw_reader *r, const etw_even
         own.cap = 0;
         own.no_time = 0;
         own.no_drive = 0;
+        own.no_keys = 0;
     }
     {
         memset(sp->len, 0, sizeof sp->len);
@@ -380,7 +388,7 @@ etw_status etw_json_event_spans(etw_json *j, const etw_reader *r, const etw_even
     else time_value(t, ev->timestamp);
     vend(sp, t, ETW_JK_TIME);
     if (j->file) {
-        key(t, "file");
+        skey(sp, t, "file");
         vbegin(sp, t, ETW_JK_FILE);
         etw_text_json_utf8(t, j->file, strlen(j->file));
         vend(sp, t, ETW_JK_FILE);
@@ -429,39 +437,39 @@ etw_status etw_json_event_spans(etw_json *j, const etw_reader *r, const etw_even
 ids:;
     uint32_t pid, tid;
     etw_decoder_event_ids(j->opt.decoder, ev, schema, &pid, &tid);
-    key(t, "pid");
+    skey(sp, t, "pid");
     vbegin(sp, t, ETW_JK_PID);
     id_value(t, pid);
     vend(sp, t, ETW_JK_PID);
     const char *pname;
     size_t pname_len;
     if (etw_decoder_process_name(j->opt.decoder, ev, schema, pid, &pname, &pname_len)) {
-        key(t, "process");
+        skey(sp, t, "process");
         vbegin(sp, t, ETW_JK_PROCESS);
         etw_text_json_utf8(t, pname, pname_len);
         vend(sp, t, ETW_JK_PROCESS);
     }
-    key(t, "tid");
+    skey(sp, t, "tid");
     vbegin(sp, t, ETW_JK_TID);
     id_value(t, tid);
     vend(sp, t, ETW_JK_TID);
-    key(t, "cpu");
+    skey(sp, t, "cpu");
     vbegin(sp, t, ETW_JK_CPU);
     etw_text_u64(t, ev->cpu);
     vend(sp, t, ETW_JK_CPU);
-    key(t, "data_len");
+    skey(sp, t, "data_len");
     vbegin(sp, t, ETW_JK_DATA_LEN);
     etw_text_u64(t, ev->user_data_len);
     vend(sp, t, ETW_JK_DATA_LEN);
     if (ev->has_activity_id && !etw_guid_is_zero(&ev->activity_id)) {
-        key(t, "activity_id");
+        skey(sp, t, "activity_id");
         vbegin(sp, t, ETW_JK_ACTIVITY);
         guid_value(t, &ev->activity_id);
         vend(sp, t, ETW_JK_ACTIVITY);
     }
     ext_fields(t, ev, sp, j->opt.stack != NULL);
     if (j->opt.stack) caller_stack(j, t, ev, sp);
-    key(t, "fields");
+    skey(sp, t, "fields");
     vbegin(sp, t, ETW_JK_FIELDS);
     int decoded = 0;
     if (ev->is_logfile_header && r) {
@@ -474,9 +482,11 @@ ids:;
         size_t nrefs;
         uint32_t trailing = 0;
         etw_decoder_scratch(j->opt.decoder, &refs, &nrefs);
-        etw_status fs = etw_fields_json_spans(t, schema, ev, refs, nrefs, &trailing, sp,
-                                              j->opt.int64_as_string ? ETW_FIELDS_INT64_AS_STRING : 0,
-                                              sp->no_drive ? NULL : j->opt.decoder);
+        unsigned ff = j->opt.int64_as_string ? ETW_FIELDS_INT64_AS_STRING : 0;
+        etw_status fs = sp->no_keys && sp->no_drive
+                            ? etw_fields_json_values(t, schema, ev, refs, nrefs, &trailing, sp, ff)
+                            : etw_fields_json_spans(t, schema, ev, refs, nrefs, &trailing, sp, ff,
+                                                    sp->no_drive ? NULL : j->opt.decoder);
         if (fs != ETW_OK) return fs;
         vend(sp, t, ETW_JK_FIELDS);
         if (!error) error = etw_decoder_payload_problem(j->opt.decoder, ev, schema, trailing);
@@ -488,7 +498,7 @@ ids:;
             etw_status ms = etw_wpp_format_text(&j->scratch, schema->wpp, ev, j->wpp_why, sizeof j->wpp_why);
             if (ms == ETW_E_NOMEM) return ms;
             if (ms == ETW_OK || ms == ETW_E_LIMIT) {
-                key(t, "message");
+                skey(sp, t, "message");
                 vbegin(sp, t, ETW_JK_MESSAGE);
                 etw_text_json_utf8(t, j->scratch.data, j->scratch.len);
                 vend(sp, t, ETW_JK_MESSAGE);
@@ -501,7 +511,7 @@ ids:;
             }
         } else if (j->opt.messages && schema->message) {
             size_t mark = t->len;
-            key(t, "message");
+            skey(sp, t, "message");
             vbegin(sp, t, ETW_JK_MESSAGE);
             etw_status ms = etw_message_json(t, &j->scratch, schema, ev, refs, nrefs);
             if (ms == ETW_E_NOMEM) return ms;
@@ -519,13 +529,13 @@ ids:;
     }
     if (sp && !sp->len[ETW_JK_FIELDS]) vend(sp, t, ETW_JK_FIELDS); /* the other forms of "fields" */
     if (error) {
-        key(t, "error");
+        skey(sp, t, "error");
         vbegin(sp, t, ETW_JK_ERROR);
         etw_text_json_utf8(t, error, strlen(error));
         vend(sp, t, ETW_JK_ERROR);
     }
     if ((j->opt.raw_always || !decoded || error) && (ev->user_data_len || error)) {
-        key(t, "raw");
+        skey(sp, t, "raw");
         vbegin(sp, t, ETW_JK_RAW);
         etw_text_putc(t, '"');
         etw_text_bytes_hex(t, ev->user_data, ev->user_data_len);

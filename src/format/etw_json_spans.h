@@ -44,6 +44,11 @@ typedef struct etw_json_spans {
     /* set by the caller: 1 = no NAME_drive members (CSV without a field
      * list: they are never columns, which come from the schemas) */
     int no_drive;
+    /* set by the caller: 1 = the top-level members of "fields" written from
+     * the schema have no key ("fields":{V1,V2}: not JSON; each span's
+     * key_len is 0, its name says it) - for CSV without a field list, whose
+     * cells need only the values; with no_drive only */
+    int no_keys;
 } etw_json_spans;
 
 /* etw_json_event, recording the spans in *sp (sp->fields/cap set by the
@@ -61,5 +66,10 @@ struct etw_decoder;
 etw_status etw_fields_json_spans(etw_text *t, const etw_schema *s, const etw_event *ev, uint64_t *refs,
                                  size_t refs_len, uint32_t *trailing, etw_json_spans *sp, unsigned flags,
                                  const struct etw_decoder *d);
+
+/* etw_fields_json_spans for no_keys (CSV): the top-level members as their
+ * values alone ("{V1,V2}"), each span's key_len 0; no NAME_drive members. */
+etw_status etw_fields_json_values(etw_text *t, const etw_schema *s, const etw_event *ev, uint64_t *refs,
+                                  size_t refs_len, uint32_t *trailing, etw_json_spans *sp, unsigned flags);
 
 #endif

@@ -6,6 +6,7 @@
  * do not come from a schema: the log-file header, EventSource manifests). */
 #include "etwdecode/etw_render.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "../common/etw_alloc.h"
@@ -45,12 +46,18 @@ static const char *const fixed_names[NFIXED] = {
     "container_id", "message", "error", "raw"};
 
 /* A schema whose top-level properties' columns are remembered: pool[off +
- * i] is the column of props[i] (-1 none, COL_UNKNOWN not looked up yet). */
+ * i] is the column of props[i] (-1 none, COL_UNKNOWN not looked up yet).
+ * Its plan, once every column is known: plan[off .. off + plan_n) the
+ * properties that have a column, in column order (of properties sharing a
+ * column the last, whose value the cell shows), so that a row is written
+ * left to right with no sorting. */
 typedef struct schema_cols {
     const etw_schema *schema; /* NULL: an empty slot; never dereferenced (a
                                * TraceLogging schema may be gone, etw_cache.h) */
     uint32_t id;              /* compared with the pointer: ids are never reused */
     uint32_t off, n;
+    uint32_t plan_n;
+    int planned;              /* 1 plan made, -1 cannot be (no memory) */
 } schema_cols;
 
 typedef struct column {
@@ -86,6 +93,7 @@ struct etw_renderer {
     schema_cols *sc;      /* open addressing by schema id, at most 2 * CSV_SCHEMAS_MAX slots */
     size_t sc_cap, sc_used;
     int32_t *pool;        /* the columns of the remembered schemas' properties */
+    uint32_t *plan;       /* their plans (schema_cols), as long as pool */
     size_t pool_len, pool_cap;
     /* CSV: the cells provider..keywords depend only on the schema and the
      * descriptor: their text, kept by the JSON text they come from */
@@ -98,6 +106,10 @@ struct etw_renderer {
     etw_json_spans sp;
     etw_field_span *spans;
     etw_text summary;     /* TIMESKETCH: the message made from the fields */
+    /* UTC times: the text of the second of the last one, up to its '.' */
+    int64_t tc_sec;
+    size_t tc_len;        /* 0: none */
+    char tc_text[32];
 };
 
 static uint64_t name_hash(const char *s, size_t n) {
@@ -149,6 +161,7 @@ void etw_renderer_free(etw_renderer *rd) {
     etw_free(&a, rd->commas);
     etw_free(&a, rd->sc);
     etw_free(&a, rd->pool);
+    etw_free(&a, rd->plan);
     etw_free(&a, rd->seg);
     etw_json_free(rd->json);
     etw_text_free(&rd->out);
@@ -362,6 +375,18 @@ etw_status etw_renderer_learn(etw_renderer *rd, const etw_reader *r, const etw_e
     return ETW_OK;
 }
 
+etw_status etw_renderer_learn_from(etw_renderer *rd, const etw_renderer *from) {
+    if (!rd || !from) return ETW_E_INVALID_ARG;
+    if (rd->opt.format != ETW_RENDER_CSV || rd->opt.nfields || rd->header_done) return ETW_OK;
+    for (size_t i = 0; i < from->ncols; i++) {
+        const column *c = &from->cols[i];
+        if (!c->field) continue; /* a fixed column (from's header is written) */
+        etw_status st = add_column(rd, c->field, c->field_len, -1);
+        if (st != ETW_OK) return st;
+    }
+    return ETW_OK;
+}
+
 /* ---- output helpers ------------------------------------------------------- */
 
 static void time_text(etw_renderer *rd, etw_text *t, int64_t ft, int quote_strings) {
@@ -403,10 +428,34 @@ static void time_text(etw_renderer *rd, etw_text *t, int64_t ft, int quote_strin
     default: {
         size_t mark = t->len;
         if (quote_strings) etw_text_putc(t, '"');
+        if (ft >= 0 && rd->tc_len && ft / TICKS == rd->tc_sec) {
+            /* the same second as the last time: its text up to the '.' kept */
+            char *o = etw_text_reserve(t, sizeof rd->tc_text + 8);
+            if (!o) return; /* the buffer failed: etw_text_status says so */
+            memcpy(o, rd->tc_text, sizeof rd->tc_text); /* a fixed-size copy: no call */
+            o += rd->tc_len;
+            uint32_t f = (uint32_t)(ft % TICKS);
+            for (int i = 6; i >= 0; i--) {
+                o[i] = (char)('0' + f % 10);
+                f /= 10;
+            }
+            o[7] = 'Z';
+            t->len += rd->tc_len + 8;
+            if (quote_strings) etw_text_putc(t, '"');
+            return;
+        }
         if (etw_text_filetime(t, ft) != ETW_OK) {
             t->len = mark;
             etw_text_puts(t, quote_strings ? "null" : "");
             return;
+        }
+        /* "...:SS." then 7 digits and 'Z': the part before the digits kept */
+        size_t from = mark + (quote_strings ? 1 : 0), n = t->len - from;
+        if (etw_text_status(t) == ETW_OK && n > 8 && n - 8 <= sizeof rd->tc_text && t->data[t->len - 1] == 'Z' &&
+            t->data[t->len - 9] == '.') {
+            memcpy(rd->tc_text, t->data + from, n - 8);
+            rd->tc_len = n - 8;
+            rd->tc_sec = ft / TICKS;
         }
         if (quote_strings) etw_text_putc(t, '"');
         return;
@@ -427,6 +476,14 @@ static int field_wanted(const etw_renderer *rd, const etw_jmember *m) {
 static inline int has_byte(uint64_t w, unsigned char c) {
     uint64_t x = w ^ (UINT64_C(0x0101010101010101) * c);
     return ((x - UINT64_C(0x0101010101010101)) & ~x & UINT64_C(0x8080808080808080)) != 0;
+}
+
+/* The bytes of w equal to c, as their high bits (exact in the lowest such
+ * byte; above it a byte may borrow: test only whether any is set, in a mask
+ * of the lowest bytes). */
+static inline uint64_t byte_hits(uint64_t w, unsigned char c) {
+    uint64_t x = w ^ (UINT64_C(0x0101010101010101) * c);
+    return (x - UINT64_C(0x0101010101010101)) & ~x & UINT64_C(0x8080808080808080);
 }
 
 /* A JSON value for TEXT: a string bare when it is safe to read so (names
@@ -463,20 +520,53 @@ static void text_value_(etw_text *t, const char *v, size_t n, int name_ok) {
 static void text_value(etw_text *t, const char *v, size_t n) { text_value_(t, v, n, 0); }
 static void text_name(etw_text *t, const char *v, size_t n) { text_value_(t, v, n, 1); }
 
+/* The bytes of a JSON string's body: bit 1 a backslash, bit 2 a comma. */
+static unsigned string_marks(const unsigned char *p, const unsigned char *end) {
+    unsigned m = 0;
+    while (end - p >= 8) { /* eight bytes at a time: bodies are mostly short, plain words */
+        uint64_t w;
+        memcpy(&w, p, 8);
+        m |= (unsigned)has_byte(w, '\\') | (unsigned)has_byte(w, ',') << 1;
+        if (m & 1) return m;
+        p += 8;
+    }
+    for (; p < end; p++) {
+        if (*p == '\\') return m | 1;
+        if (*p == ',') m |= 2;
+    }
+    return m;
+}
+
 /* A CSV cell from a JSON value. */
 static void csv_cell(etw_renderer *rd, etw_text *t, const char *v, size_t n) {
-    if (!v || !n || (n == 4 && !memcmp(v, "null", 4))) return;
+    if (!v || !n) return;
     const char *s = v;
     size_t len = n;
     int quote;
-    if (v[0] == '"' && n >= 2 && !memchr(v, '\\', n)) {
+    unsigned char c0 = (unsigned char)v[0];
+    if ((c0 >= '0' && c0 <= '9') || c0 == '-' || c0 == 't' || c0 == 'f') {
+        etw_text_put(t, v, n); /* a number, true or false: as written */
+        return;
+    }
+    unsigned marks = c0 == '"' && n >= 2 ? string_marks((const unsigned char *)v + 1, (const unsigned char *)v + n - 1)
+                                         : 1;
+    if (!(marks & 1)) {
         /* nothing escaped: the text between the quotes, which holds no
-         * quote, CR or LF (JSON escapes them): only a comma makes it quoted */
-        s = v + 1;
-        len = n - 2;
-        quote = memchr(s, ',', len) != NULL;
-    } else if ((v[0] >= '0' && v[0] <= '9') || v[0] == '-' || v[0] == 't' || v[0] == 'f') {
-        quote = 0; /* a number, true or false */
+         * quote, CR or LF (JSON escapes them): only a comma makes it
+         * quoted, and there is no quote to double */
+        if (!(marks & 2)) {
+            etw_text_put(t, v + 1, n - 2);
+            return;
+        }
+        char *o = etw_text_reserve(t, n);
+        if (!o) return; /* the buffer failed: etw_text_status says so */
+        o[0] = '"';
+        memcpy(o + 1, v + 1, n - 2);
+        o[n - 1] = '"';
+        t->len += n;
+        return;
+    } else if (n == 4 && !memcmp(v, "null", 4)) {
+        return;
     } else {
         if (v[0] == '"') {
             etw_text *sc = &rd->scratch;
@@ -494,17 +584,88 @@ static void csv_cell(etw_renderer *rd, etw_text *t, const char *v, size_t n) {
         etw_text_put(t, s, len);
         return;
     }
-    etw_text_putc(t, '"');
+    /* quoted, each quote doubled (arrays of strings have many): room for
+     * the most first, then piece by piece */
+    if (len > (SIZE_MAX - 2) / 2) return;
+    char *o = etw_text_reserve(t, 2 * len + 2);
+    if (!o) return; /* the buffer failed: etw_text_status says so */
+    char *o0 = o;
     const char *q;
-    while (len && (q = memchr(s, '"', len)) != NULL) { /* each quote doubled */
-        size_t k = (size_t)(q - s) + 1;
-        etw_text_put(t, s, k);
-        etw_text_putc(t, '"');
+    *o++ = '"';
+    while (len >= 8) { /* eight bytes at a time, up to and with the next quote */
+        uint64_t w;
+        memcpy(&w, s, 8);
+        uint64_t h = byte_hits(w, '"');
+        memcpy(o, s, 8);
+        if (!h) {
+            o += 8;
+            s += 8;
+            len -= 8;
+            continue;
+        }
+        size_t k = (size_t)__builtin_ctzll(h) / 8 + 1; /* the lowest hit is exact */
+        o += k;
+        *o++ = '"';
         s += k;
         len -= k;
     }
-    etw_text_put(t, s, len);
-    etw_text_putc(t, '"');
+    while (len && (q = memchr(s, '"', len)) != NULL) {
+        size_t k = (size_t)(q - s) + 1;
+        memcpy(o, s, k);
+        o += k;
+        *o++ = '"';
+        s += k;
+        len -= k;
+    }
+    if (len) memcpy(o, s, len);
+    o += len;
+    *o++ = '"';
+    t->len += (size_t)(o - o0);
+}
+
+/* The lowest k bytes of a word (k <= 8). */
+static inline uint64_t low_bytes(size_t k) { return k >= 8 ? ~UINT64_C(0) : (UINT64_C(1) << (8 * k)) - 1; }
+
+/* csv_cell for a value of the line that ends at lend: numbers, and short
+ * plain strings (most cells), with no call - a short one moved with one
+ * fixed-size copy, reading past the value within the line; the rest by
+ * csv_cell. */
+#define CELL_SHORT 40
+static inline void csv_cell_in(etw_renderer *rd, etw_text *t, const char *v, size_t n, const char *lend) {
+    unsigned char c0 = n ? (unsigned char)v[0] : 0;
+    const char *from = NULL;
+    size_t len = 0;
+    int room = lend - v > CELL_SHORT; /* CELL_SHORT bytes from v are the line's */
+    if ((c0 >= '0' && c0 <= '9') || c0 == '-' || c0 == 't' || c0 == 'f') {
+        from = v; /* a number, true or false: as written */
+        len = n;
+    } else if (c0 == '"' && n >= 2 && n <= CELL_SHORT && room) {
+        /* the body v[1 .. n-1), a word at a time */
+        size_t b = n - 2;
+        uint64_t bs = 0, comma = 0;
+        for (size_t i = 0; i < b; i += 8) {
+            uint64_t w, m = low_bytes(b - i);
+            memcpy(&w, v + 1 + i, 8);
+            bs |= byte_hits(w, '\\') & m;
+            comma |= byte_hits(w, ',') & m;
+        }
+        if (!bs) {
+            /* nothing escaped: no quote, CR or LF inside; a comma makes it
+             * quoted, which is the JSON text as it is */
+            from = comma ? v : v + 1;
+            len = comma ? n : b;
+        }
+    }
+    if (!from) {
+        csv_cell(rd, t, v, n);
+    } else if (len <= CELL_SHORT && room) {
+        char *o = etw_text_reserve(t, CELL_SHORT);
+        if (!o) return; /* the buffer failed: etw_text_status says so */
+        memcpy(o, from, CELL_SHORT);
+        t->len += len;
+    } else {
+        etw_text_put(t, from, len);
+    }
 }
 
 /* A header cell. Names come from traces: through the JSON writer's string
@@ -820,10 +981,33 @@ static long field_column(etw_renderer *rd, const char *k, size_t kn) {
     return find_field(rd, rd->scratch.data ? rd->scratch.data : "", rd->scratch.len);
 }
 
+/* The column of a field named name by its schema, as the JSON writer
+ * would write the key (ASCII as it is, escaped and back; other bytes as
+ * UTF-8, U+FFFD where they are not). */
+static long name_column(etw_renderer *rd, const char *name) {
+    size_t n = strlen(name), i = 0;
+    while (i < n && (unsigned char)name[i] < 0x80) i++;
+    if (i == n) return find_field(rd, name, n);
+    etw_text *js = &rd->summary; /* free while a row's cells are placed */
+    etw_text_clear(js);
+    etw_text_json_utf8(js, name, n);
+    etw_text_clear(&rd->scratch);
+    if (etw_text_status(js) != ETW_OK) return -1; /* no memory: etw_text_status says so */
+    etw_jscan_unescape(&rd->scratch, js->data ? js->data : "\"\"", js->data ? js->len : 2);
+    return find_field(rd, rd->scratch.data ? rd->scratch.data : "", rd->scratch.len);
+}
+
+/* The column of the top-level field of span f (its key as written, or its
+ * name when the writer wrote no keys). */
+static long span_column(etw_renderer *rd, const char *line, const etw_field_span *f) {
+    if (rd->sp.no_keys) return name_column(rd, f->name);
+    return field_column(rd, line + f->key_off + 1, f->key_len - 2);
+}
+
 /* Where the columns of s's properties are remembered, made the first time s
  * is seen; NULL past the limits or without memory (the fields are then
  * found by name: the same columns, more slowly). */
-static const schema_cols *schema_columns(etw_renderer *rd, const etw_schema *s) {
+static schema_cols *schema_columns(etw_renderer *rd, const etw_schema *s) {
     if (!s || !s->top_count) return NULL;
     if (rd->sc_cap) {
         size_t j = (s->id * 2654435761u) & (rd->sc_cap - 1);
@@ -849,10 +1033,20 @@ static const schema_cols *schema_columns(etw_renderer *rd, const etw_schema *s) 
         size_t nc = rd->pool_cap ? rd->pool_cap : 1024;
         while (nc < rd->pool_len + s->top_count) nc *= 2;
         int32_t *np = etw_alloc(&rd->alloc, nc * sizeof *np);
-        if (!np) return NULL;
-        if (rd->pool_len) memcpy(np, rd->pool, rd->pool_len * sizeof *np);
+        uint32_t *nl = etw_alloc(&rd->alloc, nc * sizeof *nl);
+        if (!np || !nl) {
+            etw_free(&rd->alloc, np);
+            etw_free(&rd->alloc, nl);
+            return NULL;
+        }
+        if (rd->pool_len) {
+            memcpy(np, rd->pool, rd->pool_len * sizeof *np);
+            memcpy(nl, rd->plan, rd->pool_len * sizeof *nl);
+        }
         etw_free(&rd->alloc, rd->pool);
+        etw_free(&rd->alloc, rd->plan);
         rd->pool = np;
+        rd->plan = nl;
         rd->pool_cap = nc;
     }
     size_t j = (s->id * 2654435761u) & (rd->sc_cap - 1);
@@ -862,6 +1056,8 @@ static const schema_cols *schema_columns(etw_renderer *rd, const etw_schema *s) 
     e->id = s->id;
     e->off = (uint32_t)rd->pool_len;
     e->n = s->top_count;
+    e->plan_n = 0;
+    e->planned = 0;
     for (size_t i = 0; i < e->n; i++) rd->pool[e->off + i] = COL_UNKNOWN;
     rd->pool_len += e->n;
     rd->sc_used++;
@@ -879,12 +1075,8 @@ static void csv_set(etw_renderer *rd, size_t c, const char *v, size_t n) {
  * run. Most runs are short: those are one fixed-size copy (a few stores,
  * no call) into room reserved past them, the text advanced by n only. */
 #define CSV_SHORT_RUN 32
-static void csv_commas(etw_renderer *rd, etw_text *t, size_t n) {
+static inline void csv_commas(etw_renderer *rd, etw_text *t, size_t n) {
     static const char short_run[CSV_SHORT_RUN + 1] = ",,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,";
-    if (n <= 1) {
-        if (n) etw_text_putc(t, ',');
-        return;
-    }
     if (n > CSV_SHORT_RUN) {
         etw_text_put(t, rd->commas, n);
         return;
@@ -931,11 +1123,116 @@ static const struct seg_slot *csv_segment(etw_renderer *rd, const char *line) {
     return g;
 }
 
-static void render_csv(etw_renderer *rd, const etw_event *ev, const char *line) {
+static int plan_order(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The plan of sc for this event: 1 when its spans are the schema's
+ * properties one for one (then every column is known, and the plan is
+ * made the first time), 0 when the row is made cell by cell. */
+static int csv_plan(etw_renderer *rd, schema_cols *sc, const char *line) {
+    const etw_json_spans *sp = &rd->sp;
+    if (sc->planned < 0 || sp->n != sc->n) return 0;
+    const etw_property *props = sp->schema->props;
+    for (size_t i = 0; i < sp->n; i++)
+        if (props[i].name != sp->fields[i].name) return 0;
+    if (sc->planned) return 1;
+    /* once per schema: every property's column, then them in column order
+     * (the property's index breaks ties: the last of a column is kept) */
+    int32_t *col = &rd->pool[sc->off];
+    uint64_t *order = etw_alloc(&rd->alloc, (sc->n ? sc->n : 1) * sizeof *order);
+    if (!order) {
+        sc->planned = -1;
+        return 0;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < sc->n; i++) {
+        const etw_field_span *f = &sp->fields[i];
+        if (col[i] == COL_UNKNOWN) col[i] = (int32_t)span_column(rd, line, f);
+        if (col[i] >= 0) order[m++] = (uint64_t)col[i] << 32 | i;
+    }
+    if (m > 1) qsort(order, m, sizeof *order, plan_order);
+    uint32_t *plan = &rd->plan[sc->off];
+    size_t k = 0;
+    for (size_t i = 0; i < m; i++) {
+        if (i + 1 < m && order[i + 1] >> 32 == order[i] >> 32) continue; /* a later property has the column */
+        plan[k++] = (uint32_t)(order[i] & 0xFFFFFFFFu);
+    }
+    etw_free(&rd->alloc, order);
+    sc->plan_n = (uint32_t)k;
+    sc->planned = 1;
+    return 1;
+}
+
+/* The end of a row whose last cell written is column next. */
+static void csv_row_end(etw_renderer *rd, etw_text *t, size_t next) {
+    if (rd->opt.csv_stream && !rd->opt.nfields) {
+        /* the columns may grow: no empty cells after the last set one, but
+         * the mark, the cells written and the columns known, for
+         * etw_renderer_csv_finish to pad the row to the final count */
+        size_t k = next + 1, n = rd->ncols;
+        char mark[ETW_CSV_STREAM_MARK] = {(char)0xFF,
+                                          (char)(k & 0xFF), (char)(k >> 8 & 0xFF), (char)(k >> 16 & 0xFF),
+                                          (char)(k >> 24 & 0xFF),
+                                          (char)(n & 0xFF), (char)(n >> 8 & 0xFF), (char)(n >> 16 & 0xFF),
+                                          (char)(n >> 24 & 0xFF)};
+        etw_text_put(t, mark, sizeof mark);
+        return;
+    }
+    if (rd->ncols) csv_commas(rd, t, rd->ncols - 1 - next);
+    etw_text_puts(t, rd->opt.csv_lf ? "\n" : "\r\n");
+}
+
+/* A row by its schema's plan: the cells left to right (the fixed columns
+ * come first, in the order of their keys), the empty ones between them as
+ * runs of commas - the cells render_csv would set, with nothing to sort. */
+static void render_csv_planned(etw_renderer *rd, const etw_event *ev, const char *line, const char *lend,
+                               const schema_cols *sc, const struct seg_slot *g) {
+    etw_text *t = &rd->out;
+    const etw_json_spans *sp = &rd->sp;
+    size_t next = 0; /* the column the text has reached */
+    for (int k = 0; k < NFIXED; k++) {
+        size_t c = rd->col_of_fixed[k];
+        if (c == (size_t)-1) continue;
+        if (k == COL_TIME) {
+            csv_commas(rd, t, c - next);
+            next = c;
+            time_text(rd, t, ev->timestamp, 0); /* in the chosen form, never quoted */
+        } else if (g && k == SEG_FIRST) { /* cells already made, up to keywords */
+            csv_commas(rd, t, c - next);
+            etw_text_put(t, g->csv, g->clen);
+            next = rd->col_of_fixed[SEG_LAST];
+            k = SEG_LAST;
+        } else if (sp->len[k]) {
+            csv_commas(rd, t, c - next);
+            next = c;
+            csv_cell_in(rd, t, line + sp->off[k], sp->len[k], lend);
+        }
+    }
+    const int32_t *col = &rd->pool[sc->off];
+    const uint32_t *plan = &rd->plan[sc->off];
+    for (size_t j = 0; j < sc->plan_n; j++) {
+        uint32_t i = plan[j];
+        size_t c = (size_t)col[i];
+        const etw_field_span *f = &sp->fields[i];
+        csv_commas(rd, t, c - next);
+        next = c;
+        csv_cell_in(rd, t, line + f->val_off, f->val_len, lend);
+    }
+    csv_row_end(rd, t, next);
+}
+
+static void render_csv(etw_renderer *rd, const etw_event *ev, const char *line, size_t line_len) {
     etw_text *t = &rd->out;
     const etw_json_spans *sp = &rd->sp;
     rd->nset = 0;
     const struct seg_slot *g = csv_segment(rd, line);
+    schema_cols *sc = sp->complete ? schema_columns(rd, sp->schema) : NULL;
+    if (sc && csv_plan(rd, sc, line)) {
+        render_csv_planned(rd, ev, line, line + line_len, sc, g);
+        return;
+    }
     rd->seg_col = g ? rd->col_of_fixed[SEG_FIRST] : (size_t)-1;
     for (int k = 0; k < NFIXED; k++) {
         size_t c = rd->col_of_fixed[k];
@@ -949,7 +1246,6 @@ static void render_csv(etw_renderer *rd, const etw_event *ev, const char *line) 
     if (sp->complete) {
         /* span i is property i of the schema (when the names agree): its
          * column is looked up by name once per schema */
-        const schema_cols *sc = schema_columns(rd, sp->schema);
         for (size_t i = 0; i < sp->n; i++) {
             const etw_field_span *f = &sp->fields[i];
             int32_t *known = sc && i < sc->n && sp->schema->props[i].name == f->name ? &rd->pool[sc->off + i] : NULL;
@@ -957,7 +1253,7 @@ static void render_csv(etw_renderer *rd, const etw_event *ev, const char *line) 
             if (known && *known != COL_UNKNOWN) {
                 c = *known;
             } else {
-                c = field_column(rd, line + f->key_off + 1, f->key_len - 2);
+                c = span_column(rd, line, f);
                 if (known) *known = (int32_t)c;
             }
             if (c >= 0) csv_set(rd, (size_t)c, line + f->val_off, f->val_len);
@@ -998,21 +1294,7 @@ static void render_csv(etw_renderer *rd, const etw_event *ev, const char *line) 
         }
         rd->cell[c] = NULL;
     }
-    if (rd->opt.csv_stream && !rd->opt.nfields) {
-        /* the columns may grow: no empty cells after the last set one, but
-         * the mark, the cells written and the columns known, for
-         * etw_renderer_csv_finish to pad the row to the final count */
-        size_t k = next + 1, n = rd->ncols;
-        char mark[ETW_CSV_STREAM_MARK] = {(char)0xFF,
-                                          (char)(k & 0xFF), (char)(k >> 8 & 0xFF), (char)(k >> 16 & 0xFF),
-                                          (char)(k >> 24 & 0xFF),
-                                          (char)(n & 0xFF), (char)(n >> 8 & 0xFF), (char)(n >> 16 & 0xFF),
-                                          (char)(n >> 24 & 0xFF)};
-        etw_text_put(t, mark, sizeof mark);
-        return;
-    }
-    if (rd->ncols) csv_commas(rd, t, rd->ncols - 1 - next);
-    etw_text_puts(t, rd->opt.csv_lf ? "\n" : "\r\n");
+    csv_row_end(rd, t, next);
 }
 
 /* csv_stream: the columns of what this event adds, as etw_renderer_learn
@@ -1317,6 +1599,9 @@ etw_status etw_renderer_event(etw_renderer *rd, const etw_reader *r, const etw_e
             rd->sp.fields = rd->spans;
             rd->sp.no_time = rd->opt.format != ETW_RENDER_XML; /* the others write the time themselves */
             rd->sp.no_drive = rd->opt.format == ETW_RENDER_CSV && !rd->opt.nfields;
+            /* CSV with its columns known (not csv_stream: its learning reads
+             * the keys of manifest chunks): the values of "fields" alone */
+            rd->sp.no_keys = rd->sp.no_drive && !rd->opt.csv_stream;
             rd->sp.cap = rd->spans ? rd->sp.cap : 0;
             s = etw_json_event_spans(rd->json, r, ev, &line, &n, &rd->sp);
             if (s != ETW_OK || !rd->sp.schema || rd->sp.complete || rd->sp.n < rd->sp.cap) break;
@@ -1338,13 +1623,14 @@ etw_status etw_renderer_event(etw_renderer *rd, const etw_reader *r, const etw_e
     etw_text_clear(&rd->out);
     switch (rd->opt.format) {
     case ETW_RENDER_TEXT: render_text(rd, ev, line); break;
-    case ETW_RENDER_CSV: render_csv(rd, ev, line); break;
+    case ETW_RENDER_CSV: render_csv(rd, ev, line, n); break;
     case ETW_RENDER_TIMESKETCH: render_timesketch(rd, ev, line); break;
     case ETW_RENDER_XML: render_xml(rd, ev, line); break;
     default: render_json(rd, ev, line, n); break;
     }
     s = etw_text_status(&rd->out);
     if (s == ETW_OK) s = etw_text_status(&rd->scratch);
+    if (s == ETW_OK && rd->opt.format == ETW_RENDER_CSV) s = etw_text_status(&rd->summary); /* name_column */
     if (s != ETW_OK) return s;
     *out = rd->out.data;
     *len = rd->out.len;

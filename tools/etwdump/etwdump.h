@@ -166,6 +166,9 @@ int open_inputs(const options *o, const etw_reader_options *ro, etw_multi *m, di
 
 /* inputs.c: the size in bytes of every file of m. */
 unsigned long long input_bytes(etw_multi *m);
+/* inputs.c: 1 when every input opened is a file (none was read from a
+ * stream: standard input, a pipe, a device). */
+int inputs_all_files(void);
 /* inputs.c: free the bytes of the traces read from streams (after m). */
 void inputs_free(void);
 

@@ -97,6 +97,10 @@ static void walk(const char *dir, int depth, name_list *out, int quiet, int *ski
 
 /* Their bytes, kept until inputs_free (the readers borrow them). */
 static name_list streams;
+/* the streams read (a compressed one is not kept in streams) */
+static size_t streams_read;
+
+int inputs_all_files(void) { return streams_read == 0; }
 
 void inputs_free(void) {
     for (size_t i = 0; i < streams.n; i++) free(streams.v[i]);
@@ -175,6 +179,7 @@ static int add_stream(etw_multi *m, const char *path, const char *shown, const e
     }
     etw_file_kind kind = etw_sniff(buf, len);
     etw_status s = etw_multi_add_memory(m, buf, len, shown);
+    if (s == ETW_OK) streams_read++;
     if (s != ETW_OK || etw_file_kind_compressed(kind)) {
         free(buf); /* a compressed stream was unpacked into the multi's memory */
         if (s != ETW_OK) report_open(shown, s, 0, kind);
