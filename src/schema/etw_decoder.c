@@ -267,14 +267,14 @@ static etw_status resolve_tracelogging(etw_decoder *d, const etw_event *ev, cons
         *out = s;
         return ETW_OK;
     }
-    d->stats.misses++;
     etw_status known = ETW_OK;
     const char *reason = etw_cache_tl_miss_known(d->cache, meta->data, meta->size, h, &known);
     if (reason) { /* this metadata failed before: the same answer, no parse */
-        d->stats.negative_hits++;
+        d->stats.negative_hits++; /* not a miss: no source is asked (etw_decoder_stats) */
         snprintf(d->why, sizeof d->why, "bad TraceLogging metadata: %s", reason);
         return fail(d, known, why);
     }
+    d->stats.misses++;
     etw_schema draft;
     etw_status st = etw_tl_parse(meta->data, meta->size, &d->tl, &draft, &reason);
     if (st == ETW_OK) {
