@@ -609,9 +609,14 @@ static void big_int_as_string(etw_text *t, size_t from) {
     t->len += 2;
 }
 
-etw_status etw_fields_json_spans(etw_text *t, const etw_schema *s, const etw_event *ev, uint64_t *refs,
-                                 size_t refs_len, uint32_t *trailing, etw_json_spans *sp, unsigned flags,
-                                 const etw_decoder *d) {
+/* The walk of etw_fields_json_spans, made twice by the compiler (keyless a
+ * constant in each): JSON's form keeps the code it had before CSV's. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline etw_status fields_walk(etw_text *t, const etw_schema *s, const etw_event *ev, uint64_t *refs,
+                                     size_t refs_len, uint32_t *trailing, etw_json_spans *sp, unsigned flags,
+                                     const etw_decoder *d, const int keyless) {
     etw_decode_cursor c;
     etw_field_span *cur = NULL; /* the top-level member being written */
     etw_value v;
@@ -632,12 +637,14 @@ etw_status etw_fields_json_spans(etw_text *t, const etw_schema *s, const etw_eve
         etw_text_putc(t, '}');
         return st;
     }
-    is_array[0] = 0;
     has_member[0] = 0;
     if (sp) {
         sp->n = 0;
         sp->complete = 1;
     }
+    /* no keys: the top level is written as an array would be */
+    is_array[0] = (uint8_t)keyless;
+    if (keyless) d = NULL;
     while (etw_decode_next(&c, &v) == ETW_OK) {
         if (v.kind == ETW_VALUE_STRUCT_END || v.kind == ETW_VALUE_ARRAY_END) {
             if (top == 0) continue; /* cannot happen: markers pair */
@@ -662,7 +669,7 @@ etw_status etw_fields_json_spans(etw_text *t, const etw_schema *s, const etw_eve
             etw_text_putc(t, ',');
         has_member[top] = 1;
         if (top == 0 && cur) {
-            cur->key_len = t->len - 1 - cur->key_off; /* without the colon */
+            cur->key_len = keyless ? 0 : t->len - 1 - cur->key_off; /* without the colon */
             cur->val_off = t->len;
         }
         if (v.kind == ETW_VALUE_STRUCT_BEGIN || v.kind == ETW_VALUE_ARRAY_BEGIN) {
@@ -701,4 +708,11 @@ etw_status etw_fields_json_spans(etw_text *t, const etw_schema *s, const etw_eve
     if (trailing) *trailing = etw_decode_remaining(&c);
     etw_text_putc(t, '}');
     return etw_text_status(t);
+}
+
+etw_status etw_fields_json_spans(etw_text *t, const etw_schema *s, const etw_event *ev, uint64_t *refs,
+                                 size_t refs_len, uint32_t *trailing, etw_json_spans *sp, unsigned flags,
+                                 const etw_decoder *d) {
+    if (flags & ETW_FIELDS_NO_KEYS) return fields_walk(t, s, ev, refs, refs_len, trailing, sp, flags, d, 1);
+    return fields_walk(t, s, ev, refs, refs_len, trailing, sp, flags, d, 0);
 }

@@ -482,11 +482,10 @@ ids:;
         size_t nrefs;
         uint32_t trailing = 0;
         etw_decoder_scratch(j->opt.decoder, &refs, &nrefs);
-        unsigned ff = j->opt.int64_as_string ? ETW_FIELDS_INT64_AS_STRING : 0;
-        etw_status fs = sp->no_keys && sp->no_drive
-                            ? etw_fields_json_values(t, schema, ev, refs, nrefs, &trailing, sp, ff)
-                            : etw_fields_json_spans(t, schema, ev, refs, nrefs, &trailing, sp, ff,
-                                                    sp->no_drive ? NULL : j->opt.decoder);
+        unsigned ff = (j->opt.int64_as_string ? ETW_FIELDS_INT64_AS_STRING : 0) |
+                      (sp->no_keys && sp->no_drive ? ETW_FIELDS_NO_KEYS : 0);
+        etw_status fs = etw_fields_json_spans(t, schema, ev, refs, nrefs, &trailing, sp, ff,
+                                              sp->no_drive ? NULL : j->opt.decoder);
         if (fs != ETW_OK) return fs;
         vend(sp, t, ETW_JK_FIELDS);
         if (!error) error = etw_decoder_payload_problem(j->opt.decoder, ev, schema, trailing);

@@ -59,17 +59,15 @@ etw_status etw_json_event_spans(etw_json *j, const etw_reader *r, const etw_even
 struct etw_decoder;
 
 /* etw_fields_json_ex, recording the top-level members in sp (when not NULL).
- * flags: ETW_FIELDS_INT64_AS_STRING writes integers beyond +-2^53 as strings.
- * d (may be NULL): add NAME_drive after a top-level NT path it maps
- * (etw_fields_json_drive). */
+ * flags: ETW_FIELDS_INT64_AS_STRING writes integers beyond +-2^53 as strings;
+ * ETW_FIELDS_NO_KEYS (CSV, whose columns come from the schema's names)
+ * writes the top-level members as their values alone ("{V1,V2}"), each
+ * span's key_len 0. d (may be NULL): add NAME_drive after a top-level NT
+ * path it maps (etw_fields_json_drive); not with ETW_FIELDS_NO_KEYS. */
 #define ETW_FIELDS_INT64_AS_STRING 1u
+#define ETW_FIELDS_NO_KEYS 2u
 etw_status etw_fields_json_spans(etw_text *t, const etw_schema *s, const etw_event *ev, uint64_t *refs,
                                  size_t refs_len, uint32_t *trailing, etw_json_spans *sp, unsigned flags,
                                  const struct etw_decoder *d);
-
-/* etw_fields_json_spans for no_keys (CSV): the top-level members as their
- * values alone ("{V1,V2}"), each span's key_len 0; no NAME_drive members. */
-etw_status etw_fields_json_values(etw_text *t, const etw_schema *s, const etw_event *ev, uint64_t *refs,
-                                  size_t refs_len, uint32_t *trailing, etw_json_spans *sp, unsigned flags);
 
 #endif
