@@ -13,6 +13,7 @@
 #include "etwdecode/etw_decode.h"
 #include "etwdecode/etw_decoder.h"
 #include "etwdecode/etw_reader.h"
+#include "common/etw_thread.h"
 #include "schema/etw_cache.h"
 #include "source/etw_builtin_manifests.h"
 #include "source/etw_manifest.h"
@@ -370,6 +371,151 @@ static void test_metadata_learned_late(void) {
     etw_reader_close(r);
 }
 
+/* etw_builtins: decoders given the same object parse the XML once between
+ * them (the allocator of the object sees the parse once), each answering as
+ * a decoder with its own copy does; on several threads at once too. */
+typedef struct counting {
+    size_t allocs;
+} counting;
+static void *count_alloc(void *ctx, size_t n) {
+    ((counting *)ctx)->allocs++;
+    return malloc(n);
+}
+static void count_free(void *ctx, void *p) {
+    (void)ctx;
+    free(p);
+}
+
+static etw_decoder *shared_decoder(etw_builtins *b) {
+    etw_decoder_options o;
+    memset(&o, 0, sizeof o);
+    o.builtins = b;
+    etw_decoder *d = NULL;
+    ETW_CHECK_INT(etw_decoder_new(&d, &o), ETW_OK);
+    return d;
+}
+
+static void test_shared(void) {
+    counting cnt = {0};
+    etw_allocator al = {count_alloc, count_free, &cnt};
+    etw_builtins *b = NULL;
+    ETW_CHECK_INT(etw_builtins_new(&b, &al), ETW_OK);
+    if (!b) return;
+    etw_decoder *d1 = shared_decoder(b), *d2 = shared_decoder(b);
+    const etw_schema *s1 = NULL, *s2 = NULL;
+    const char *why = NULL;
+    size_t at_new = cnt.allocs;
+    /* another provider: nothing parsed */
+    etb_event eo;
+    etb_event_init(&eo, 8);
+    eo.ev.provider = OTHER;
+    eo.ev.id = 1;
+    ETW_CHECK_INT(etw_decoder_resolve(d1, etb_event_get(&eo), &s1, &why), ETW_E_NOT_FOUND);
+    ETW_CHECK_INT(cnt.allocs, at_new);
+    ETW_CHECK_INT(etw_decoder_stats_get(d1)->builtin_providers, 0);
+    /* the first CLR event parses it, in the object's memory */
+    etb_event e;
+    clr_event(&e, 9, 1);
+    etb_u32(&e.payload, 1);
+    etb_u32(&e.payload, 7);
+    etb_u16(&e.payload, 8);
+    ETW_CHECK_INT(etw_decoder_resolve(d1, etb_event_get(&e), &s1, &why), ETW_OK);
+    size_t parsed = cnt.allocs;
+    ETW_CHECK(parsed > at_new + 100);
+    ETW_CHECK_INT(etw_decoder_stats_get(d1)->builtin_providers, 5);
+    /* the second decoder reads that parse */
+    ETW_CHECK_INT(etw_decoder_resolve(d2, etb_event_get(&e), &s2, &why), ETW_OK);
+    ETW_CHECK_INT(cnt.allocs, parsed);
+    ETW_CHECK_INT(etw_decoder_stats_get(d2)->builtin_providers, 5);
+    ETW_CHECK(s1 && s2 && s1 != s2); /* each decoder's own cached schema */
+    if (s1 && s2) {
+        ETW_CHECK_INT(s2->source, ETW_SOURCE_BUILTIN);
+        ETW_CHECK_STR(s2->provider_name, s1->provider_name);
+        ETW_CHECK_STR(s2->event_name, s1->event_name);
+        ETW_CHECK_INT(s2->prop_count, 3);
+    }
+    etb_event eu;
+    clr_event(&eu, 9999, 0);
+    ETW_CHECK_INT(etw_decoder_resolve(d2, etb_event_get(&eu), &s2, &why), ETW_E_NOT_FOUND);
+    ETW_CHECK_STR(why, "no schema: provider Microsoft-Windows-DotNETRuntime (from the built-in ClrEtwAll.man) "
+                       "has no event id 9999 version 0");
+    etw_decoder_free(d1);
+    etw_decoder_free(d2);
+    etb_event_free(&e);
+    etb_event_free(&eu);
+    etb_event_free(&eo);
+    etw_builtins_free(b);
+    etw_builtins_free(NULL);
+}
+
+/* Four threads, each its own decoder and reader of net.4.5.2.x64.etl, one
+ * etw_builtins: every thread counts the CLR events a decoder of its own
+ * resolves from the built-in manifest. */
+typedef struct shared_job {
+    etw_builtins *b;
+    uint64_t builtin, events;
+    int ok;
+} shared_job;
+
+static void clr_count(etw_decoder *d, uint64_t *builtin, uint64_t *events, int *ok) {
+    etw_reader *r = NULL;
+    *builtin = *events = 0;
+    *ok = etw_reader_open_file(&r, ETW_TEST_DATA_DIR "/net.4.5.2.x64.etl", NULL) == ETW_OK;
+    if (!*ok) return;
+    etw_event ev;
+    while (etw_reader_next(r, &ev) == ETW_OK) {
+        const etw_schema *s = NULL;
+        (*events)++;
+        if (etw_decoder_resolve(d, &ev, &s, NULL) == ETW_OK && s->source == ETW_SOURCE_BUILTIN) (*builtin)++;
+    }
+    etw_reader_close(r);
+}
+
+#if !(defined(__unix__) || defined(__APPLE__))
+static int shared_thread(void *arg) {
+#else
+static void *shared_thread(void *arg) {
+#endif
+    shared_job *j = arg;
+    etw_decoder *d = shared_decoder(j->b);
+    clr_count(d, &j->builtin, &j->events, &j->ok);
+    etw_decoder_free(d);
+#if !(defined(__unix__) || defined(__APPLE__))
+    return 0;
+#else
+    return NULL;
+#endif
+}
+
+static void test_shared_threads(void) {
+    uint64_t want_bi, want_n;
+    int ok;
+    etw_decoder *d = new_decoder(0);
+    clr_count(d, &want_bi, &want_n, &ok);
+    etw_decoder_free(d);
+    ETW_CHECK(ok && want_bi > 1000);
+    etw_builtins *b = NULL;
+    ETW_CHECK_INT(etw_builtins_new(&b, NULL), ETW_OK);
+    shared_job jobs[4];
+    etw_thread th[4];
+    int started[4] = {0};
+    for (int i = 0; i < 4; i++) {
+        jobs[i].b = b;
+        jobs[i].builtin = jobs[i].events = 0;
+        jobs[i].ok = 0;
+        started[i] = etw_thread_start(&th[i], shared_thread, &jobs[i]) == 0;
+        ETW_CHECK(started[i]);
+    }
+    for (int i = 0; i < 4; i++) {
+        if (!started[i]) continue;
+        etw_thread_join(th[i]);
+        ETW_CHECK(jobs[i].ok);
+        ETW_CHECK_INT(jobs[i].events, want_n);
+        ETW_CHECK_INT(jobs[i].builtin, want_bi);
+    }
+    etw_builtins_free(b);
+}
+
 int main(void) {
     ETW_RUN(test_embedded_bytes);
     ETW_RUN(test_providers);
@@ -378,5 +524,7 @@ int main(void) {
     ETW_RUN(test_decoder_off);
     ETW_RUN(test_traces);
     ETW_RUN(test_metadata_learned_late);
+    ETW_RUN(test_shared);
+    ETW_RUN(test_shared_threads);
     return ETW_TEST_DONE();
 }

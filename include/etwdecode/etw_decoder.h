@@ -84,7 +84,28 @@ typedef struct etw_decoder_options {
      * EventSource, metadata and MOF schemas are not counted: they come from
      * files or from records each decoded once. */
     size_t tl_cache_bytes;
+    /* The built-in manifests parsed once for several decoders (see
+     * etw_builtins_new): decoders given the same object, on one thread or
+     * many, share one parse. NULL: this decoder parses them itself, the
+     * first time it needs them. Must outlive the decoder. Ignored with
+     * no_default_manifests. */
+    struct etw_builtins *builtins;
 } etw_decoder_options;
+
+/* The manifests shipped with the library (no_default_manifests above),
+ * parsed at most once for every decoder given this object, each the first
+ * time one of them needs it; safe to share between decoders on several
+ * threads (a lock covers the parse, which every other reader waits for;
+ * reading the parsed manifests takes no lock). The XML of the CLR's
+ * manifest costs about 55 million instructions to parse: a tool that makes
+ * several decoders for one input (etw_pipeline's threads, a second pass)
+ * pays it once. etw_pipeline makes one for its decoders when its options
+ * give none. */
+typedef struct etw_builtins etw_builtins;
+etw_status etw_builtins_new(etw_builtins **out, const etw_allocator *allocator);
+/* Free b once no decoder that was given it is used any more (their
+ * built-in schemas point into it). NULL is a no-op. */
+void etw_builtins_free(etw_builtins *b);
 
 #define ETW_DECODER_TL_CACHE_DEFAULT ((size_t)32 << 20)
 #define ETW_DECODER_TL_CACHE_MIN ((size_t)1 << 20)

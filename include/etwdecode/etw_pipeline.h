@@ -19,7 +19,8 @@
  * whole batches; the calling thread renders batches too whenever enough are
  * queued for the workers, so `threads` threads are busy in all. Each
  * renders with its own etw_decoder and renderer: nothing is shared but the
- * queues. Memory: one buffer per processor (as the reader alone), the
+ * queues and the built-in manifests, parsed once for all (decoder.builtins
+ * below). Memory: one buffer per processor (as the reader alone), the
  * window of buffers decompressed ahead, the buffers the batches in flight
  * point into (a fixed number: past it, waiting batches copy their events)
  * and the batches (a fixed number, each at most ETW_PIPELINE_BATCH events
@@ -107,7 +108,9 @@ typedef struct etw_pipeline_options {
      * worker's before etw_pipeline_new returns. A setup that returns
      * anything but ETW_OK stops there: no further decoder is made, and
      * etw_pipeline_new returns that status (a manifest that cannot load is
-     * then loaded once, not once per thread). */
+     * then loaded once, not once per thread). decoder.builtins NULL: the
+     * pipeline makes one etw_builtins for its decoders (pass one to share
+     * the parse with other decoders too, e.g. a second pass). */
     etw_decoder_options decoder;
     etw_status (*setup)(void *ctx, etw_decoder *d);
     /* Per-worker state (a filter, a renderer...): worker_new makes one per

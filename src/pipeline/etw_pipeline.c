@@ -887,6 +887,14 @@ static etw_status pipeline_new(etw_pipeline **out, etw_reader *const *readers, u
     if (!p) return ETW_E_NOMEM;
     p->alloc = a;
     if (opt) p->opt = *opt;
+    /* the workers' decoders parse the built-in manifests once between them */
+    if (!p->opt.decoder.builtins && !p->opt.decoder.no_default_manifests) {
+        if (etw_builtins_new(&p->own_builtins, &a) != ETW_OK) {
+            etw_pipeline_free(p);
+            return ETW_E_NOMEM;
+        }
+        p->opt.decoder.builtins = p->own_builtins;
+    }
     /* one file is file 0 throughout: nothing to tell */
     p->multi = m && nfiles > 1 ? m : NULL;
     p->told = UINT32_MAX;
@@ -1037,6 +1045,7 @@ void etw_pipeline_free(etw_pipeline *p) {
     }
     free_log(p, &p->ahead);
     free_log(p, &p->order);
+    etw_builtins_free(p->own_builtins); /* after the decoders: their schemas point into it */
     etw_free(&a, p->slots);
     for (uint32_t i = 0; p->files && i < p->nfiles; i++) etw_free(&a, p->files[i].held);
     etw_free(&a, p->files);

@@ -199,6 +199,7 @@ struct etw_pipeline {
     etw_reader *r;     /* the reader scan and prescan read */
     unsigned nworkers; /* decoders: workers[0] is the calling thread's */
     int threaded;      /* nworkers > 1: workers[1..] run on threads of their own */
+    etw_builtins *own_builtins; /* made when the options give none (etw_decoder_options.builtins) */
     worker *workers;
 
     etw_mutex mu;

@@ -52,6 +52,7 @@ struct etw_decoder {
     etw_manifest_set *builtin; /* the library's own manifests (last in precedence;
                                 * NULL with no_default_manifests), parsed lazily */
     etw_builtin_loader builtin_state;
+    etw_builtins *shared; /* instead of builtin: parsed once for several decoders */
     int builtin_cached; /* a built-in schema was handed out since the last
                          * time merged metadata was learned */
     etw_kernel_source *kernel; /* classic kernel (MOF) classes shipped with the library */
@@ -139,6 +140,19 @@ etw_status etw_decoder_add_windows(etw_decoder *d, const etw_windows_index *x) {
     return etw_manifest_set_lazy(d->user, user_lazy, d);
 }
 
+/* The source of the shared built-in manifests (etw_decoder_options.builtins):
+ * the set of the key's provider, parsed the first time any decoder asks,
+ * answers as a decoder's own set would. */
+static etw_status shared_builtin_resolve(void *ctx, etw_cache *cache, const etw_event *ev, const uint8_t *key,
+                                         size_t key_len, uint64_t hash, const etw_schema **out, const char **why) {
+    if (key_len != ETW_DESCRIPTOR_KEY_SIZE) return ETW_E_NOT_FOUND;
+    etw_guid g = etw_guid_read(key);
+    etw_manifest_set *m = etw_builtins_set_for(ctx, &g);
+    if (!m) return ETW_E_NOT_FOUND;
+    etw_source src = etw_manifest_as_source(m);
+    return src.resolve(src.ctx, cache, ev, key, key_len, hash, out, why);
+}
+
 etw_status etw_decoder_new(etw_decoder **out, const etw_decoder_options *opt) {
     if (!out) return ETW_E_INVALID_ARG;
     *out = NULL;
@@ -172,7 +186,8 @@ etw_status etw_decoder_new(etw_decoder **out, const etw_decoder_options *opt) {
         mo.kind = ETW_SOURCE_EVENTSOURCE;
         s = etw_manifest_set_new(&d->es_set, &mo);
     }
-    if (s == ETW_OK && !d->opt.no_default_manifests) {
+    if (!d->opt.no_default_manifests) d->shared = d->opt.builtins;
+    if (s == ETW_OK && !d->opt.no_default_manifests && !d->shared) {
         mo.kind = ETW_SOURCE_BUILTIN;
         s = etw_manifest_set_new(&d->builtin, &mo);
         if (s == ETW_OK) s = etw_builtin_manifests_attach(d->builtin, &d->builtin_state);
@@ -203,6 +218,13 @@ etw_status etw_decoder_new(etw_decoder **out, const etw_decoder_options *opt) {
     etw_decoder_add_source(d, &src);
     if (d->builtin) {
         src = etw_manifest_as_source(d->builtin);
+        etw_decoder_add_source(d, &src);
+    } else if (d->shared) {
+        memset(&src, 0, sizeof src);
+        src.kind = ETW_SOURCE_BUILTIN;
+        src.key = ETW_SOURCE_KEY_DESCRIPTOR;
+        src.resolve = shared_builtin_resolve;
+        src.ctx = d->shared;
         etw_decoder_add_source(d, &src);
     }
     src = etw_metadata_as_classic_source(d->meta);
@@ -314,7 +336,8 @@ static void no_event_reason(etw_decoder *d, const etw_event *ev, const char *gui
         from = origin;
     else if (etw_manifest_provider_info(d->es_set, &ev->provider, &name, NULL))
         from = "its EventSource manifest in the trace";
-    else if (etw_manifest_provider_info(d->builtin, &ev->provider, &name, &origin))
+    else if (etw_manifest_provider_info(d->shared ? etw_builtins_set_for(d->shared, &ev->provider) : d->builtin,
+                                        &ev->provider, &name, &origin))
         from = origin; /* "the built-in ClrEtwAll.man" */
     if (from)
         snprintf(d->why, sizeof d->why, "no schema: provider %s (from %s) has no event id %u version %u",
@@ -358,7 +381,8 @@ static etw_status resolve_keyed(etw_decoder *d, const etw_event *ev, etw_source_
             const char *reason = NULL;
             etw_status st = src->resolve(src->ctx, d->cache, ev, key, klen, h, &s, &reason);
             if (src->kind == ETW_SOURCE_BUILTIN) /* it may have just loaded */
-                d->stats.builtin_providers = etw_manifest_provider_count(d->builtin);
+                d->stats.builtin_providers = d->shared ? etw_builtins_provider_count(d->shared)
+                                                       : etw_manifest_provider_count(d->builtin);
             if (st == ETW_OK && (st = refs_reserve(d, s->prop_count)) == ETW_OK) {
                 d->stats.schemas = etw_cache_count(d->cache);
                 d->builtin_cached |= s->source == ETW_SOURCE_BUILTIN;

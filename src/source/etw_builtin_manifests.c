@@ -2,7 +2,12 @@
  * their lazy loader (etw_builtin_manifests.h). */
 #include "etw_builtin_manifests.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
+
+#include "../common/etw_alloc.h"
+#include "../common/etw_thread.h"
 
 /* Generated at build time from data/manifests/ClrEtwAll.man
  * (tools/embed/etw_embed.c): the bytes, then a NUL not counted in _len. */
@@ -98,4 +103,69 @@ etw_status etw_builtin_manifests_load_all(etw_manifest_set *m, uint32_t *provide
     }
     if (providers) *providers = total;
     return s;
+}
+
+/* ---- shared by several decoders (etw_builtins, etw_decoder.h) ------------ */
+
+struct etw_builtins {
+    etw_allocator alloc;
+    etw_mutex lock;           /* held while a manifest is parsed */
+    atomic_uint ready;        /* bit i: sets[i] is final (parsed or failed) */
+    etw_manifest_set *sets[NMANIFESTS]; /* one per manifest: a parse writes only its own */
+};
+
+etw_status etw_builtins_new(etw_builtins **out, const etw_allocator *allocator) {
+    if (!out) return ETW_E_INVALID_ARG;
+    *out = NULL;
+    etw_allocator a = etw_allocator_resolve(allocator);
+    etw_builtins *b = etw_calloc(&a, 1, sizeof *b);
+    if (!b) return ETW_E_NOMEM;
+    b->alloc = a;
+    atomic_init(&b->ready, 0);
+    if (etw_mutex_init(&b->lock) != 0) {
+        etw_free(&a, b);
+        return ETW_E_NOMEM;
+    }
+    *out = b;
+    return ETW_OK;
+}
+
+void etw_builtins_free(etw_builtins *b) {
+    if (!b) return;
+    etw_allocator a = b->alloc;
+    for (size_t i = 0; i < NMANIFESTS; i++) etw_manifest_set_free(b->sets[i]);
+    etw_mutex_destroy(&b->lock);
+    etw_free(&a, b);
+}
+
+etw_manifest_set *etw_builtins_set_for(etw_builtins *b, const etw_guid *provider) {
+    size_t i = find_index(provider);
+    if (!b || i == NMANIFESTS) return NULL;
+    unsigned bit = 1u << i;
+    if (!(atomic_load_explicit(&b->ready, memory_order_acquire) & bit)) {
+        etw_mutex_lock(&b->lock);
+        if (!(atomic_load_explicit(&b->ready, memory_order_relaxed) & bit)) {
+            etw_manifest_options mo;
+            memset(&mo, 0, sizeof mo);
+            mo.allocator = &b->alloc;
+            mo.kind = ETW_SOURCE_BUILTIN; /* no on_diag: the built-in manifests load cleanly (test_builtin) */
+            etw_manifest_set *m = NULL;
+            if (etw_manifest_set_new(&m, &mo) == ETW_OK && load_one(m, NULL, i, NULL) != ETW_OK) {
+                etw_manifest_set_free(m);
+                m = NULL;
+            }
+            b->sets[i] = m;
+            atomic_fetch_or_explicit(&b->ready, bit, memory_order_release);
+        }
+        etw_mutex_unlock(&b->lock);
+    }
+    return b->sets[i];
+}
+
+uint32_t etw_builtins_provider_count(etw_builtins *b) {
+    uint32_t n = 0;
+    unsigned ready = b ? atomic_load_explicit(&b->ready, memory_order_acquire) : 0;
+    for (size_t i = 0; i < NMANIFESTS; i++)
+        if (ready & (1u << i)) n += etw_manifest_provider_count(b->sets[i]);
+    return n;
 }

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "etw_manifest.h"
+#include "etwdecode/etw_decoder.h"
 #include "etwdecode/etw_types.h"
 
 /* One compiled-in manifest: its file name (its messages and "why no
@@ -53,6 +54,16 @@ int etw_builtin_manifests_lazy(void *ctx, etw_manifest_set *m, const etw_guid *p
 /* Make m load the built-in manifests lazily, keeping its state in *state
  * (which must outlive m). */
 etw_status etw_builtin_manifests_attach(etw_manifest_set *m, etw_builtin_loader *state);
+
+/* The set of shared built-ins b (etw_builtins_new, etw_decoder.h) that
+ * holds provider's manifest, parsed now if no decoder asked for it before
+ * (under b's lock; later calls read it without one). NULL when no built-in
+ * manifest declares provider, or its parse failed. The set is never
+ * written again: any number of threads may read it. */
+etw_manifest_set *etw_builtins_set_for(etw_builtins *b, const etw_guid *provider);
+
+/* The providers of b's manifests parsed so far. */
+uint32_t etw_builtins_provider_count(etw_builtins *b);
 
 /* Load every built-in manifest into m now (tests, tools listing them).
  * *providers (may be NULL) receives the number of providers loaded. */

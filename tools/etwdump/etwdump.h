@@ -108,6 +108,7 @@ typedef struct diag_ctx {
     int quiet;
     int muted; /* during the pre-scan: the same problems come again later */
     manifests *mf; /* the -m options (NULL: none) */
+    etw_builtins *builtins; /* the built-in manifests, parsed once for every decoder of the run */
     int *lost_entries; /* while opening: archive entries skipped as no trace (counted as skipped files) */
 } diag_ctx;
 

@@ -62,6 +62,7 @@ int setup_decoder_ex(const options *o, etw_multi *m, diag_ctx *dc, int prescan, 
     dopt.lang = o->lang;
     dopt.tl_cache_bytes = o->tl_cache_bytes;
     dopt.no_default_manifests = o->no_default_manifests;
+    dopt.builtins = dc->builtins;
     dopt.on_manifest_diag = on_manifest_diag;
     dopt.manifest_diag_ctx = dc->mf;
     if (etw_decoder_new(out, &dopt) != ETW_OK) {
@@ -209,7 +210,12 @@ int main(int argc, char **argv) {
     /* the pipeline makes its own decoders and filters, one per thread */
     /* --stats: whether the trace has stacks is known before the scan */
     int stacks = 1;
-    int rc = parallel ? EXIT_CLEAN : setup_decoder_ex(&o, m, &dc, 1, o.stats ? &stacks : NULL, &dec);
+    int rc = EXIT_CLEAN;
+    if (etw_builtins_new(&dc.builtins, NULL) != ETW_OK) {
+        fprintf(stderr, "etwdump: out of memory\n");
+        rc = EXIT_FATAL;
+    }
+    if (rc != EXIT_FATAL && !parallel) rc = setup_decoder_ex(&o, m, &dc, 1, o.stats ? &stacks : NULL, &dec);
     if (rc != EXIT_FATAL && !(filter = build_filter(&o))) rc = EXIT_FATAL;
     if (rc != EXIT_FATAL) {
         session s;
@@ -256,6 +262,7 @@ int main(int argc, char **argv) {
     manifests_summary(dc.mf);
     etw_filter_free(filter);
     etw_decoder_free(dec);
+    etw_builtins_free(dc.builtins); /* after every decoder */
     close_windows(&o);
     etw_wpp_set_free(o.tmf_set);
     manifests_free(dc.mf);

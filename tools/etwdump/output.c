@@ -603,6 +603,7 @@ static void pipeline_options(session *s, par_run *pr, etw_pipeline_options *po) 
     po->decoder.tl_cache_bytes = o->tl_cache_bytes;
     po->decoder.diag_ctx = s->dc;
     po->decoder.no_default_manifests = o->no_default_manifests;
+    po->decoder.builtins = s->dc->builtins;
     po->decoder.on_manifest_diag = on_manifest_diag;
     po->decoder.manifest_diag_ctx = s->dc->mf;
     po->setup = par_setup;

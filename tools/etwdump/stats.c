@@ -294,6 +294,7 @@ static int scan_parallel(session *s, etw_stats *stats) {
     po.decoder.tl_cache_bytes = o->tl_cache_bytes;
     po.decoder.diag_ctx = s->dc;
     po.decoder.no_default_manifests = o->no_default_manifests;
+    po.decoder.builtins = s->dc->builtins;
     po.decoder.on_manifest_diag = on_manifest_diag;
     po.decoder.manifest_diag_ctx = s->dc->mf;
     po.setup = stat_setup;
