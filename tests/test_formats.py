@@ -162,5 +162,64 @@ with tempfile.TemporaryDirectory() as tmp:
     files = {json.loads(x)["file"] for x in out.decode("utf-8").splitlines()}
     check(files == {tmp + "/smallEtlFile.etl", tmp + "/lxcore_kernel.etl"}, "DIR/: file names %r" % files)
 
+# === every field of the JSON line in text, XML and timesketch, NAME_drive included ===
+# The JSON line is the contract; the other renderings take the same members in the same order.
+# net.4.5.2's VolumeMapping records map \Device\HarddiskVolume2\ to C:\ (the JSON NAME_drive
+# test in test_etwdump_cli.py), so its Image events have a FileName_drive member after FileName;
+# SelfDescribingSingleEvent has VolumeMapping events whose NtPath maps too.
+TEXT_FIELD = re.compile(r' ([^ ="]+|"(?:[^"\\]|\\.)*")=("(?:[^"\\]|\\.)*"|[^ ]*)')
+
+
+def text_fields(line):
+    """(key, value) of a text line after its tid= (values as JSON scalars, strings unquoted)."""
+    rest = line.split(" tid=", 1)[1].split(" ", 1)
+    out = []
+    for m in TEXT_FIELD.finditer(" " + rest[1] if len(rest) > 1 else ""):
+        k, v = m.group(1), m.group(2)
+        out.append((json.loads(k) if k.startswith('"') else k, json.loads(v) if v.startswith('"') else v))
+    return out
+
+
+def scalar_text(v):
+    return v if isinstance(v, str) else json.dumps(v)
+
+
+for path, sel in ((os.path.join(DATA, "net.4.5.2.x64.etl"), ["--event", "Image/*"]),
+                  (os.path.join(DATA, "SelfDescribingSingleEvent.etl"), [])):
+    name = os.path.basename(path)
+    rc, js = run("-j", "1", *sel, path)
+    events = [json.loads(x) for x in js.decode("utf-8").splitlines()]
+    rc_t, tx = run("-j", "1", "--format", "text", *sel, path)
+    rc_x, xm = run("-j", "1", "--format", "xml", *sel, path)
+    rc_s, ts = run("-j", "1", "--format", "timesketch", *sel, path)
+    lines = tx.decode("utf-8").splitlines()
+    xml_events = list(ET.fromstring(xm.decode("utf-8")))
+    ts_objs = [json.loads(x) for x in ts.decode("utf-8").splitlines()]
+    check(rc == rc_t == rc_x == rc_s == 0 and len(events) == len(lines) == len(xml_events) == len(ts_objs) > 0,
+          "%s: as many events in json, text, xml, timesketch" % name)
+    drives = same = 0
+    for e, line, x, t in zip(events, lines, xml_events, ts_objs):
+        f = e.get("fields", {})
+        if any(k in e for k in ("message", "error", "raw", "stack")) or not all(isinstance(v, (str, int, float, bool)) for v in f.values()):
+            continue  # structs and arrays: their text form is JSON, not one token
+        want = [(k, scalar_text(v)) for k, v in f.items()]
+        drives += sum(1 for k in f if k.endswith("_drive"))
+        got_x = [(d.get("Name"), d.text or "") for d in x.find(NS + "EventData")]
+        got_s = [(k[len("field_"):], scalar_text(v)) for k, v in t.items() if k.startswith("field_")]
+        if text_fields(line) == want and [k for k, _ in got_x] == [k for k, _ in want] and got_s == want:
+            same += 1
+        else:
+            check(False, "%s %s %s: fields %r, text %r, xml %r, timesketch %r" %
+                  (name, e["time"], e["event"], want, text_fields(line), got_x, got_s))
+            break
+    check(same > 0 and drives > 0, "%s: %d events with the same fields in text, xml and timesketch as in json, "
+          "%d NAME_drive members among them" % (name, same, drives))
+
+# --fields picks NAME_drive by its own name, as in JSON
+rc, tx = run("-j", "1", "--format", "text", "--event", "Image/DCStart", "--fields", "FileName_drive", "-n", "1",
+             os.path.join(DATA, "net.4.5.2.x64.etl"))
+check(rc == 0 and tx.decode("utf-8").rstrip("\n").endswith(r' FileName_drive="C:\\Windows\\SysWOW64\\ntdll.dll"')
+      and " FileName=" not in tx.decode("utf-8"), "text --fields FileName_drive: %r" % tx[-80:])
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

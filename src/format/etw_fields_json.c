@@ -644,7 +644,6 @@ static inline etw_status fields_walk(etw_text *t, const etw_schema *s, const etw
     }
     /* no keys: the top level is written as an array would be */
     is_array[0] = (uint8_t)keyless;
-    if (keyless) d = NULL;
     while (etw_decode_next(&c, &v) == ETW_OK) {
         if (v.kind == ETW_VALUE_STRUCT_END || v.kind == ETW_VALUE_ARRAY_END) {
             if (top == 0) continue; /* cannot happen: markers pair */
@@ -659,6 +658,7 @@ static inline etw_status fields_walk(etw_text *t, const etw_schema *s, const etw
                 cur = &sp->fields[sp->n++];
                 cur->name = v.name ? v.name : "";
                 cur->key_off = t->len + (has_member[0] != 0);
+                cur->drive_len = 0;
             } else {
                 sp->complete = 0;
             }
@@ -695,9 +695,18 @@ static inline etw_status fields_walk(etw_text *t, const etw_schema *s, const etw
         char key[320];
         if (d && !top && etw_decoder_value_drive_path(d, &v, drive, sizeof drive, &dn) &&
             snprintf(key, sizeof key, "%s_drive", v.name ? v.name : "") < (int)sizeof key) {
-            /* NAME_drive: the drive form of an NT path, after the raw value */
-            put_key(t, key, 1);
+            /* NAME_drive: the drive form of an NT path, after the raw value
+             * (keyless: one more element, the span says whose) */
+            size_t kstart = t->len + 1;
+            if (keyless) etw_text_putc(t, ',');
+            else put_key(t, key, 1);
+            if (cur) {
+                cur->drive_key_off = kstart;
+                cur->drive_key_len = keyless ? 0 : t->len - 1 - kstart; /* without the colon */
+                cur->drive_off = t->len;
+            }
             etw_text_json_utf8(t, drive, dn);
+            if (cur) cur->drive_len = t->len - cur->drive_off;
         }
     }
     while (top > 0) {

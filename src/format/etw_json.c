@@ -483,7 +483,7 @@ ids:;
         uint32_t trailing = 0;
         etw_decoder_scratch(j->opt.decoder, &refs, &nrefs);
         unsigned ff = (j->opt.int64_as_string ? ETW_FIELDS_INT64_AS_STRING : 0) |
-                      (sp->no_keys && sp->no_drive ? ETW_FIELDS_NO_KEYS : 0);
+                      (sp->no_keys ? ETW_FIELDS_NO_KEYS : 0);
         etw_status fs = etw_fields_json_spans(t, schema, ev, refs, nrefs, &trailing, sp, ff,
                                               sp->no_drive ? NULL : j->opt.decoder);
         if (fs != ETW_OK) return fs;

@@ -28,6 +28,11 @@ typedef struct etw_field_span {
     const char *name;          /* the schema's property name (NUL-terminated, unchecked bytes) */
     size_t key_off, key_len;   /* the key as written, quotes included */
     size_t val_off, val_len;   /* the value as written */
+    /* NAME_drive, written after the value when the decoder maps the NT path
+     * (etw_fields_json_drive): its key as written (quotes included; 0 with
+     * no_keys) and its value; drive_len 0: none */
+    size_t drive_key_off, drive_key_len;
+    size_t drive_off, drive_len;
 } etw_field_span;
 
 typedef struct etw_json_spans {
@@ -44,10 +49,12 @@ typedef struct etw_json_spans {
     /* set by the caller: 1 = no NAME_drive members (CSV without a field
      * list: they are never columns, which come from the schemas) */
     int no_drive;
-    /* set by the caller: 1 = the top-level members of "fields" written from
-     * the schema have no key ("fields":{V1,V2}: not JSON; each span's
-     * key_len is 0, its name says it) - for CSV without a field list, whose
-     * cells need only the values; with no_drive only */
+    /* set by the caller: 1 = no keys: the fixed ones are left out (their
+     * spans say where each value is) and the top-level members of "fields"
+     * written from the schema are their values alone ("fields":{V1,V2}: not
+     * JSON; each span's key_len is 0, its name says it; a NAME_drive value
+     * is one more element, in the span's drive_off/drive_len) - for CSV and
+     * text without a field list, which write the names themselves */
     int no_keys;
 } etw_json_spans;
 
@@ -60,10 +67,11 @@ struct etw_decoder;
 
 /* etw_fields_json_ex, recording the top-level members in sp (when not NULL).
  * flags: ETW_FIELDS_INT64_AS_STRING writes integers beyond +-2^53 as strings;
- * ETW_FIELDS_NO_KEYS (CSV, whose columns come from the schema's names)
- * writes the top-level members as their values alone ("{V1,V2}"), each
- * span's key_len 0. d (may be NULL): add NAME_drive after a top-level NT
- * path it maps (etw_fields_json_drive); not with ETW_FIELDS_NO_KEYS. */
+ * ETW_FIELDS_NO_KEYS (CSV and text, which write the schema's names
+ * themselves) writes the top-level members as their values alone
+ * ("{V1,V2}"), each span's key_len 0. d (may be NULL): add NAME_drive after
+ * a top-level NT path it maps (etw_fields_json_drive), recorded in the
+ * member's span (keyless: as one more element). */
 #define ETW_FIELDS_INT64_AS_STRING 1u
 #define ETW_FIELDS_NO_KEYS 2u
 etw_status etw_fields_json_spans(etw_text *t, const etw_schema *s, const etw_event *ev, uint64_t *refs,

@@ -6,6 +6,7 @@
  * do not come from a schema: the log-file header, EventSource manifests). */
 #include "etwdecode/etw_render.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +48,9 @@ static const char *const fixed_names[NFIXED] = {
 
 /* A schema whose top-level properties' columns are remembered: pool[off +
  * i] is the column of props[i] (-1 none, COL_UNKNOWN not looked up yet).
+ * TEXT keeps its keys there instead: pool[off + i] is where props[i]'s key,
+ * as text shows it, starts in rd->keys (-1 not kept, COL_UNKNOWN not made
+ * yet) and plan[off + i] its length.
  * Its plan, once every column is known: plan[off .. off + plan_n) the
  * properties that have a column, in column order (of properties sharing a
  * column the last, whose value the cell shows), so that a row is written
@@ -106,6 +110,7 @@ struct etw_renderer {
     etw_json_spans sp;
     etw_field_span *spans;
     etw_text summary;     /* TIMESKETCH: the message made from the fields */
+    etw_text keys;        /* TEXT: the remembered schemas' keys as text shows them */
     /* UTC times: the text of the second of the last one, up to its '.' */
     int64_t tc_sec;
     size_t tc_len;        /* 0: none */
@@ -134,6 +139,7 @@ etw_status etw_renderer_new(etw_renderer **out, const etw_allocator *alloc, cons
     etw_text_init(&rd->out, &a);
     etw_text_init(&rd->scratch, &a);
     etw_text_init(&rd->summary, &a);
+    etw_text_init(&rd->keys, &a);
     etw_json_options jo = opt->json;
     if (opt->format == ETW_RENDER_TIMESKETCH) jo.messages = 1; /* "message" is the manifest's where there is one */
     if (etw_json_new(&rd->json, &a, &jo) != ETW_OK) {
@@ -167,6 +173,7 @@ void etw_renderer_free(etw_renderer *rd) {
     etw_text_free(&rd->out);
     etw_text_free(&rd->scratch);
     etw_text_free(&rd->summary);
+    etw_text_free(&rd->keys);
     etw_free(&a, rd);
 }
 
@@ -912,6 +919,80 @@ static int render_text_wpp(etw_renderer *rd, const char *line) {
     return 1;
 }
 
+static schema_cols *schema_columns(etw_renderer *rd, const etw_schema *s);
+
+/* Most bytes of remembered TEXT keys (rd->keys); past it keys are made
+ * event after event. */
+#define TEXT_KEYS_MAX ((size_t)16 << 20)
+/* The longest key the JSON writer gives a NAME_drive member
+ * (etw_fields_json.c writes it only when it fits in its 320 bytes). */
+#define DRIVE_KEY_MAX 320
+
+/* The key the JSON writer writes for property name (drive: its NAME_drive
+ * member), as text shows it: text_value of the JSON key. 0 when the writer
+ * writes no such key. */
+static int text_key_make(etw_renderer *rd, etw_text *t, const char *name, int drive) {
+    char buf[DRIVE_KEY_MAX];
+    const char *k = name;
+    size_t kn;
+    if (drive) {
+        int n = snprintf(buf, sizeof buf, "%s_drive", name);
+        if (n < 0 || (size_t)n >= sizeof buf) return 0;
+        k = buf;
+        kn = (size_t)n;
+    } else {
+        kn = strlen(name);
+    }
+    etw_text *js = &rd->scratch;
+    etw_text_clear(js);
+    etw_text_json_utf8(js, k, kn);
+    if (etw_text_status(js) != ETW_OK) return 0; /* no memory: etw_text_status says so */
+    text_value(t, js->data, js->len);
+    return 1;
+}
+
+/* The key of top-level field i (span f) of a keyless line: made once per
+ * schema (sc, may be NULL) and kept in rd->keys. */
+static void text_key(etw_renderer *rd, etw_text *t, schema_cols *sc, size_t i, const etw_field_span *f) {
+    const etw_json_spans *sp = &rd->sp;
+    int32_t *at = sc && i < sc->n && sp->schema->props[i].name == f->name ? &rd->pool[sc->off + i] : NULL;
+    if (at && *at >= 0) {
+        etw_text_put(t, rd->keys.data + *at, rd->plan[sc->off + i]);
+        return;
+    }
+    if (at && *at == COL_UNKNOWN) {
+        etw_text *k = &rd->keys;
+        size_t start = k->len;
+        *at = -1;
+        if (start < TEXT_KEYS_MAX && text_key_make(rd, k, f->name, 0) && etw_text_status(k) == ETW_OK) {
+            *at = (int32_t)start;
+            rd->plan[sc->off + i] = (uint32_t)(k->len - start);
+            etw_text_put(t, k->data + start, k->len - start);
+            return;
+        }
+        if (etw_text_status(k) == ETW_OK) k->len = start;
+    }
+    text_key_make(rd, t, f->name, 0);
+}
+
+/* " NAME_drive=VALUE" after a field whose NT path has a drive form. */
+static void text_drive(etw_renderer *rd, etw_text *t, const char *line, const etw_field_span *f) {
+    if (!f->drive_len) return;
+    if (f->drive_key_len) {
+        if (rd->opt.nfields) {
+            etw_jmember m = {line + f->drive_key_off + 1, f->drive_key_len - 2, NULL, 0};
+            if (!field_wanted(rd, &m)) return;
+        }
+        etw_text_putc(t, ' ');
+        text_value(t, line + f->drive_key_off, f->drive_key_len);
+    } else {
+        etw_text_putc(t, ' ');
+        if (!text_key_make(rd, t, f->name, 1)) return;
+    }
+    etw_text_putc(t, '=');
+    text_value(t, line + f->drive_off, f->drive_len);
+}
+
 static void render_text(etw_renderer *rd, const etw_event *ev, const char *line) {
     etw_text *t = &rd->out;
     const etw_json_spans *sp = &rd->sp;
@@ -933,17 +1014,32 @@ static void render_text(etw_renderer *rd, const etw_event *ev, const char *line)
     }
     etw_text_puts(t, " tid=");
     etw_text_put(t, line + sp->off[COL_TID], sp->len[COL_TID]);
-    if (sp->complete) {
+    if (sp->complete && sp->no_keys) {
+        /* the keys from the schema's names, made once per schema */
+        schema_cols *sc = schema_columns(rd, sp->schema);
         for (size_t i = 0; i < sp->n; i++) {
             const etw_field_span *f = &sp->fields[i];
-            if (rd->opt.nfields) {
-                etw_jmember m = {line + f->key_off + 1, f->key_len - 2, NULL, 0};
-                if (!field_wanted(rd, &m)) continue;
-            }
             etw_text_putc(t, ' ');
-            text_value(t, line + f->key_off, f->key_len);
+            text_key(rd, t, sc, i, f);
             etw_text_putc(t, '=');
             text_value(t, line + f->val_off, f->val_len);
+            text_drive(rd, t, line, f);
+        }
+    } else if (sp->complete) {
+        for (size_t i = 0; i < sp->n; i++) {
+            const etw_field_span *f = &sp->fields[i];
+            int wanted = 1;
+            if (rd->opt.nfields) {
+                etw_jmember m = {line + f->key_off + 1, f->key_len - 2, NULL, 0};
+                wanted = field_wanted(rd, &m);
+            }
+            if (wanted) {
+                etw_text_putc(t, ' ');
+                text_value(t, line + f->key_off, f->key_len);
+                etw_text_putc(t, '=');
+                text_value(t, line + f->val_off, f->val_len);
+            }
+            text_drive(rd, t, line, f);
         }
     } else {
         const char *fields = line + sp->off[ETW_JK_FIELDS];
@@ -1102,7 +1198,7 @@ static const struct seg_slot *csv_segment(etw_renderer *rd, const char *line) {
     const char *j = line + from;
     size_t jn = to - from;
     /* the slot by the schema and the lengths (cheap; the bytes decide) */
-    uint64_t h = ((uint64_t)(uintptr_t)sp->schema >> 4) * 2654435761u ^ jn * 40503u ^ sp->len[COL_EVENT];
+    uint64_t h = (uint64_t)(sp->schema ? sp->schema->id + 1u : 0u) * 2654435761u ^ jn * 40503u ^ sp->len[COL_EVENT];
     struct seg_slot *g = &rd->seg[(h ^ h >> 16) & (SEG_SLOTS - 1)];
     if (g->jlen == jn && !memcmp(g->json, j, jn)) return g;
     etw_text *m = &rd->summary;
@@ -1333,6 +1429,22 @@ static etw_status stream_learn(etw_renderer *rd, const etw_event *ev, const char
 /* FILETIME of 1970-01-01T00:00:00Z */
 #define UNIX_EPOCH_FT INT64_C(116444736000000000)
 
+/* ,"field_KEY":VALUE for a member of "fields" (key as written, quotes
+ * included): a struct or an array as a JSON string, the rest as written. */
+static void timesketch_field(etw_renderer *rd, etw_text *t, const char *line, size_t key_off, size_t key_len,
+                             size_t val_off, size_t val_len) {
+    if (rd->opt.nfields) {
+        etw_jmember m = {line + key_off + 1, key_len - 2, NULL, 0};
+        if (!field_wanted(rd, &m)) return;
+    }
+    etw_text_puts(t, ",\"field_");
+    etw_text_put(t, line + key_off + 1, key_len - 1);
+    etw_text_putc(t, ':');
+    const char *v = line + val_off;
+    if (v[0] == '{' || v[0] == '[') etw_text_json_utf8(t, v, val_len);
+    else etw_text_put(t, v, val_len);
+}
+
 static void render_timesketch(etw_renderer *rd, const etw_event *ev, const char *line) {
     etw_text *t = &rd->out;
     const etw_json_spans *sp = &rd->sp;
@@ -1353,6 +1465,12 @@ static void render_timesketch(etw_renderer *rd, const etw_event *ev, const char 
                 text_value(m, line + f->key_off, f->key_len);
                 etw_text_putc(m, '=');
                 text_value(m, line + f->val_off, f->val_len);
+                if (f->drive_len) {
+                    etw_text_putc(m, ' ');
+                    text_value(m, line + f->drive_key_off, f->drive_key_len);
+                    etw_text_putc(m, '=');
+                    text_value(m, line + f->drive_off, f->drive_len);
+                }
             }
         } else {
             size_t fp = 0;
@@ -1393,16 +1511,9 @@ static void render_timesketch(etw_renderer *rd, const etw_event *ev, const char 
     if (sp->complete) {
         for (size_t i = 0; i < sp->n; i++) {
             const etw_field_span *f = &sp->fields[i];
-            if (rd->opt.nfields) {
-                etw_jmember m = {line + f->key_off + 1, f->key_len - 2, NULL, 0};
-                if (!field_wanted(rd, &m)) continue;
-            }
-            etw_text_puts(t, ",\"field_");
-            etw_text_put(t, line + f->key_off + 1, f->key_len - 1);
-            etw_text_putc(t, ':');
-            const char *v = line + f->val_off;
-            if (v[0] == '{' || v[0] == '[') etw_text_json_utf8(t, v, f->val_len);
-            else etw_text_put(t, v, f->val_len);
+            timesketch_field(rd, t, line, f->key_off, f->key_len, f->val_off, f->val_len);
+            if (f->drive_len)
+                timesketch_field(rd, t, line, f->drive_key_off, f->drive_key_len, f->drive_off, f->drive_len);
         }
     } else {
         size_t fp = 0;
@@ -1503,6 +1614,17 @@ static void xml_data(etw_renderer *rd, etw_text *t, const char *key, size_t kn, 
     etw_text_puts(t, "</Data>");
 }
 
+/* xml_data for a member of "fields" (key as written, quotes included),
+ * when --fields wants it. */
+static void xml_field(etw_renderer *rd, etw_text *t, const char *line, size_t key_off, size_t key_len,
+                      size_t val_off, size_t val_len) {
+    if (rd->opt.nfields) {
+        etw_jmember m = {line + key_off + 1, key_len - 2, NULL, 0};
+        if (!field_wanted(rd, &m)) return;
+    }
+    xml_data(rd, t, line + key_off, key_len, line + val_off, val_len);
+}
+
 static void render_xml(etw_renderer *rd, const etw_event *ev, const char *line) {
     etw_text *t = &rd->out;
     const etw_json_spans *sp = &rd->sp;
@@ -1550,11 +1672,8 @@ static void render_xml(etw_renderer *rd, const etw_event *ev, const char *line) 
     if (sp->complete) {
         for (size_t i = 0; i < sp->n; i++) {
             const etw_field_span *f = &sp->fields[i];
-            if (rd->opt.nfields) {
-                etw_jmember m = {line + f->key_off + 1, f->key_len - 2, NULL, 0};
-                if (!field_wanted(rd, &m)) continue;
-            }
-            xml_data(rd, t, line + f->key_off, f->key_len, line + f->val_off, f->val_len);
+            xml_field(rd, t, line, f->key_off, f->key_len, f->val_off, f->val_len);
+            if (f->drive_len) xml_field(rd, t, line, f->drive_key_off, f->drive_key_len, f->drive_off, f->drive_len);
         }
     } else {
         size_t fp = 0;
@@ -1601,7 +1720,8 @@ etw_status etw_renderer_event(etw_renderer *rd, const etw_reader *r, const etw_e
             rd->sp.no_drive = rd->opt.format == ETW_RENDER_CSV && !rd->opt.nfields;
             /* CSV with its columns known (not csv_stream: its learning reads
              * the keys of manifest chunks): the values of "fields" alone */
-            rd->sp.no_keys = rd->sp.no_drive && !rd->opt.csv_stream;
+            rd->sp.no_keys = (rd->sp.no_drive && !rd->opt.csv_stream) ||
+                             (rd->opt.format == ETW_RENDER_TEXT && !rd->opt.nfields);
             rd->sp.cap = rd->spans ? rd->sp.cap : 0;
             s = etw_json_event_spans(rd->json, r, ev, &line, &n, &rd->sp);
             if (s != ETW_OK || !rd->sp.schema || rd->sp.complete || rd->sp.n < rd->sp.cap) break;
