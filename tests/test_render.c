@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "etw_test.h"
+#include "etw_test_builder.h"
 #include "etwdecode/etwdecode.h"
 #include "format/etw_jscan.h"
 
@@ -241,11 +242,56 @@ static void test_stats_merge(void) {
     etw_reader_close(r);
 }
 
+/* CSV's first pass remembers the kinds of event it learned from and skips
+ * their schema lookup; once the decoder learns a provider's manifest the
+ * same kind teaches again: its fields become columns. */
+static void test_csv_learn_after_manifest(void) {
+    static const etw_guid P = {0x0badf00d, 0x1234, 0x5678, {1, 2, 3, 4, 5, 6, 7, 8}};
+    static const char xml[] =
+        "<instrumentationManifest xmlns='http://schemas.microsoft.com/win/2004/08/events'"
+        " xmlns:win='http://manifests.microsoft.com/win/2004/08/windows/events'>"
+        "<instrumentation><events>"
+        "<provider name='Late-Provider' guid='{0badf00d-1234-5678-0102-030405060708}' symbol='P'>"
+        "<templates><template tid='T'><data name='LateField' inType='win:UInt32'/></template></templates>"
+        "<events><event value='9' version='1' template='T' symbol='E9'/></events>"
+        "</provider></events></instrumentation></instrumentationManifest>";
+    etw_decoder_options dopt;
+    memset(&dopt, 0, sizeof dopt);
+    dopt.no_default_manifests = 1;
+    etw_decoder *d = NULL;
+    ETW_CHECK_INT(etw_decoder_new(&d, &dopt), ETW_OK);
+    etw_render_options ro;
+    memset(&ro, 0, sizeof ro);
+    ro.format = ETW_RENDER_CSV;
+    ro.json.decoder = d;
+    etw_renderer *csv = NULL;
+    ETW_CHECK_INT(etw_renderer_new(&csv, NULL, &ro), ETW_OK);
+    etb_event e;
+    etb_event_init(&e, 8);
+    e.ev.provider = P;
+    e.ev.id = 9;
+    e.ev.version = 1;
+    etb_u32(&e.payload, 77);
+    const etw_event *ev = etb_event_get(&e);
+    ETW_CHECK_INT(etw_renderer_learn(csv, NULL, ev), ETW_OK); /* no schema yet */
+    ETW_CHECK_INT(etw_renderer_learn(csv, NULL, ev), ETW_OK); /* remembered */
+    ETW_CHECK_INT(etw_decoder_add_manifest_xml(d, xml, strlen(xml), "late.man", NULL), ETW_OK);
+    ETW_CHECK_INT(etw_renderer_learn(csv, NULL, ev), ETW_OK);
+    const char *h;
+    size_t hn;
+    ETW_CHECK_INT(etw_renderer_header(csv, &h, &hn), ETW_OK);
+    ETW_CHECK(hn > 12 && strcmp(z(h, hn) + hn - 12, ",LateField\r\n") == 0); /* the last column */
+    etb_event_free(&e);
+    etw_renderer_free(csv);
+    etw_decoder_free(d);
+}
+
 int main(void) {
     ETW_RUN(test_multi_merge);
     ETW_RUN(test_jscan);
     ETW_RUN(test_csv_and_text);
     ETW_RUN(test_summaries);
     ETW_RUN(test_stats_merge);
+    ETW_RUN(test_csv_learn_after_manifest);
     return ETW_TEST_DONE();
 }

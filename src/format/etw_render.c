@@ -12,6 +12,7 @@
 
 #include "../common/etw_alloc.h"
 #include "etwdecode/etw_decoder.h"
+#include "../schema/etw_source.h"
 #include "etw_jscan.h"
 #include "etw_json_spans.h"
 #include "etw_text.h"
@@ -30,6 +31,11 @@
 #define SEG_MAX 384
 #define SEG_FIRST COL_PROVIDER
 #define SEG_LAST COL_KEYWORDS
+/* CSV's first pass: the bytes of an event that decide its schema
+ * (learn_memo_key), and the most of them remembered (past it they are
+ * forgotten and learned again). */
+#define LEARN_KEY 24
+#define LEARN_MEMO_MAX 65536
 /* a remembered property whose column is not looked up yet */
 #define COL_UNKNOWN (-2)
 
@@ -111,6 +117,10 @@ struct etw_renderer {
     etw_field_span *spans;
     etw_text summary;     /* TIMESKETCH: the message made from the fields */
     etw_text keys;        /* TEXT: the remembered schemas' keys as text shows them */
+    /* CSV's first pass: the events already learned from (learn_memo) */
+    uint8_t (*memo)[LEARN_KEY];
+    size_t memo_cap, memo_used;
+    uint64_t memo_epoch;
     /* UTC times: the text of the second of the last one, up to its '.' */
     int64_t tc_sec;
     size_t tc_len;        /* 0: none */
@@ -174,6 +184,7 @@ void etw_renderer_free(etw_renderer *rd) {
     etw_text_free(&rd->scratch);
     etw_text_free(&rd->summary);
     etw_text_free(&rd->keys);
+    etw_free(&a, rd->memo);
     etw_free(&a, rd);
 }
 
@@ -361,12 +372,87 @@ static etw_status learn_from_json(etw_renderer *rd, const etw_reader *r, const e
     return ETW_OK;
 }
 
+/* What decides the schema of an event that teaches nothing and carries no
+ * TraceLogging metadata (etw_decoder_epoch): provider, id, opcode, version,
+ * form, classic header, pointer size. 0 for an event that is not such. */
+static int learn_memo_key(etw_decoder *d, const etw_event *ev, uint8_t key[LEARN_KEY]) {
+    etw_ext_item it;
+    if (ev->is_logfile_header || ev->form == ETW_FORM_MESSAGE || etw_decoder_learn_kind(d, ev) != ETW_LEARN_NONE ||
+        (ev->ext_count && etw_event_find_ext(ev, ETW_EXT_EVENT_SCHEMA_TL, &it) == ETW_OK))
+        return 0;
+    memset(key, 0, LEARN_KEY);
+    memcpy(key, &ev->provider.data1, 4);
+    memcpy(key + 4, &ev->provider.data2, 2);
+    memcpy(key + 6, &ev->provider.data3, 2);
+    memcpy(key + 8, ev->provider.data4, 8);
+    memcpy(key + 16, &ev->id, 2);
+    key[18] = ev->opcode;
+    key[19] = ev->version;
+    key[20] = (uint8_t)ev->form;
+    key[21] = (ev->flags & ETW_EVENT_FLAG_CLASSIC_HEADER) != 0;
+    key[22] = ev->pointer_size;
+    key[23] = 1; /* a used slot is never all zero */
+    return 1;
+}
+
+static size_t learn_memo_slot(const uint8_t key[LEARN_KEY], size_t mask) {
+    uint64_t a, b, c;
+    memcpy(&a, key, 8);
+    memcpy(&b, key + 8, 8);
+    memcpy(&c, key + 16, 8);
+    uint64_t h = (a ^ (b * 0x9E3779B97F4A7C15u) ^ (c * 0xC2B2AE3D27D4EB4Fu)) * 0x165667B19E3779F9u;
+    return (size_t)(h >> 32) & mask;
+}
+
+/* 1 when an event with this key was learned from since the decoder's
+ * knowledge last changed (epoch); else, with add, remembers it; 0. */
+static int learn_memo(etw_renderer *rd, const uint8_t key[LEARN_KEY], uint64_t epoch, int add) {
+    if (epoch != rd->memo_epoch || (add && rd->memo_used >= LEARN_MEMO_MAX)) {
+        if (rd->memo) memset(rd->memo, 0, rd->memo_cap * LEARN_KEY);
+        rd->memo_used = 0;
+        rd->memo_epoch = epoch;
+    }
+    if (!rd->memo) {
+        if (!add) return 0;
+        rd->memo_cap = 1024;
+        if (!(rd->memo = etw_calloc(&rd->alloc, rd->memo_cap, LEARN_KEY))) return 0;
+    } else if (add && (rd->memo_used + 1) * 2 > rd->memo_cap) {
+        size_t nc = rd->memo_cap * 2;
+        uint8_t(*nm)[LEARN_KEY] = etw_calloc(&rd->alloc, nc, LEARN_KEY);
+        if (!nm) return 0; /* not remembered: learned again next time */
+        for (size_t i = 0; i < rd->memo_cap; i++) {
+            if (!rd->memo[i][LEARN_KEY - 1]) continue;
+            size_t j = learn_memo_slot(rd->memo[i], nc - 1);
+            while (nm[j][LEARN_KEY - 1]) j = (j + 1) & (nc - 1);
+            memcpy(nm[j], rd->memo[i], LEARN_KEY);
+        }
+        etw_free(&rd->alloc, rd->memo);
+        rd->memo = nm;
+        rd->memo_cap = nc;
+    }
+    size_t mask = rd->memo_cap - 1, j = learn_memo_slot(key, mask);
+    for (; rd->memo[j][LEARN_KEY - 1]; j = (j + 1) & mask)
+        if (!memcmp(rd->memo[j], key, LEARN_KEY)) return 1;
+    if (add) {
+        memcpy(rd->memo[j], key, LEARN_KEY);
+        rd->memo_used++;
+    }
+    return 0;
+}
+
 etw_status etw_renderer_learn(etw_renderer *rd, const etw_reader *r, const etw_event *ev) {
     if (!rd || !ev) return ETW_E_INVALID_ARG;
     if (rd->opt.format != ETW_RENDER_CSV || rd->opt.nfields || rd->header_done) return ETW_OK;
     etw_decoder *d = rd->opt.json.decoder;
     const etw_schema *schema = NULL;
-    if (d && !ev->is_logfile_header && etw_decoder_resolve(d, ev, &schema, NULL) != ETW_OK) schema = NULL;
+    /* an event like one learned from, the decoder knowing what it knew
+     * then: the same schema, nothing new (the lookup was most of the pass) */
+    uint8_t key[LEARN_KEY];
+    int memo = d && learn_memo_key(d, ev, key);
+    if (memo && learn_memo(rd, key, etw_decoder_epoch(d), 0)) return ETW_OK;
+    etw_status rs = d && !ev->is_logfile_header ? etw_decoder_resolve(d, ev, &schema, NULL) : ETW_E_NOT_FOUND;
+    if (rs != ETW_OK) schema = NULL;
+    if (memo && rs != ETW_E_NOMEM) learn_memo(rd, key, etw_decoder_epoch(d), 1);
     if (!schema || etw_decoder_is_manifest_event(ev)) {
         if (ev->is_logfile_header || (schema && etw_decoder_is_manifest_event(ev)))
             return learn_from_json(rd, r, ev);

@@ -195,6 +195,7 @@ struct etw_cache {
     uint32_t nby_id;
     uint32_t id_cap;
     uint32_t count; /* ids handed out */
+    uint64_t epoch; /* etw_cache_epoch: forgets and negative-cache clears so far */
     arena ar;
     tl_gen tl[2];
     unsigned tl_cur; /* tl[tl_cur] takes inserts; tl[tl_cur ^ 1] is older */
@@ -298,6 +299,7 @@ static void map_remove_at(const etw_cache *c, index_map *m, size_t i) {
 
 void etw_cache_forget_provider(etw_cache *c, etw_schema_source source, const etw_guid *provider) {
     if (!c || !provider || source < ETW_SOURCE_TRACELOGGING || source > ETW_SOURCE_WPP) return;
+    c->epoch++;
     uint8_t g[16];
     etw_key_descriptor_guid(g, provider);
     for (int w = 0; w < 2; w++) {
@@ -883,8 +885,11 @@ void etw_cache_miss_note(etw_cache *c, const void *key, size_t len, uint64_t has
     if (len) memcpy(s->key, key, len);
 }
 
+uint64_t etw_cache_epoch(const etw_cache *c) { return c ? c->epoch : 0; }
+
 void etw_cache_miss_clear(etw_cache *c) {
     if (!c) return;
+    c->epoch++;
     if (++c->miss_gen == 0) { /* wrapped: forget every slot for real */
         memset(c->miss, 0, sizeof c->miss);
         c->miss_gen = 1;

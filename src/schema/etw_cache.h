@@ -112,6 +112,12 @@ void etw_cache_forget_provider(etw_cache *c, etw_schema_source source, const etw
 uint32_t etw_cache_count(const etw_cache *c);
 const etw_schema *etw_cache_get(const etw_cache *c, uint32_t id);
 
+/* Changes whenever what the cache answers may change for a key it answered
+ * before: a provider's schemas forgotten, the negative cache cleared (every
+ * source that learns calls one of them). A caller that remembers answers
+ * per key keeps them while this stays the same. */
+uint64_t etw_cache_epoch(const etw_cache *c);
+
 /* Negative cache, bounded (a fixed number of slots; a new miss may evict an
  * old one). Keys are compared in full. */
 int etw_cache_miss_known(const etw_cache *c, const void *key, size_t len, uint64_t hash);

@@ -1000,6 +1000,8 @@ etw_status etw_decoder_add_tmf_text(etw_decoder *d, const char *text, size_t len
     return tmf_problem(d, etw_wpp_add_tmf_text(d->wpp_own, text, len, origin));
 }
 
+uint64_t etw_decoder_epoch(const etw_decoder *d) { return d ? etw_cache_epoch(d->cache) : 0; }
+
 etw_status etw_decoder_resolve(etw_decoder *d, const etw_event *ev, const etw_schema **out,
                                const char **why) {
     if (!d || !ev || !out) return ETW_E_INVALID_ARG;

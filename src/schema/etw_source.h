@@ -43,4 +43,11 @@ etw_status etw_decoder_add_source(struct etw_decoder *d, const etw_source *src);
  * any schema it resolved), for renderers that walk a schema themselves. */
 void etw_decoder_scratch(struct etw_decoder *d, uint64_t **refs, size_t *len);
 
+/* The epoch of the decoder's cache (etw_cache_epoch): while it stays the
+ * same, etw_decoder_resolve gives the same schema for two events of the same
+ * provider, id, opcode, version, form and pointer size that teach nothing
+ * (etw_decoder_learn_kind ETW_LEARN_NONE) and carry no TraceLogging
+ * metadata (a WPP message aside). */
+uint64_t etw_decoder_epoch(const struct etw_decoder *d);
+
 #endif
