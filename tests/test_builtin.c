@@ -55,14 +55,18 @@ static etw_manifest_set *new_set(etw_schema_source kind) {
     return m;
 }
 
-static etw_decoder *new_decoder(int no_default) {
+/* A decoder; b: the built-ins it shares (NULL: its own). */
+static etw_decoder *new_decoder_with(int no_default, etw_builtins *b) {
     etw_decoder_options o;
     memset(&o, 0, sizeof o);
     o.no_default_manifests = no_default;
+    o.builtins = b;
     etw_decoder *d = NULL;
     ETW_CHECK_INT(etw_decoder_new(&d, &o), ETW_OK);
     return d;
 }
+
+static etw_decoder *new_decoder(int no_default) { return new_decoder_with(no_default, NULL); }
 
 /* The embedded bytes are the shipped file, which is the test copy. */
 static void test_embedded_bytes(void) {
@@ -386,22 +390,13 @@ static void count_free(void *ctx, void *p) {
     free(p);
 }
 
-static etw_decoder *shared_decoder(etw_builtins *b) {
-    etw_decoder_options o;
-    memset(&o, 0, sizeof o);
-    o.builtins = b;
-    etw_decoder *d = NULL;
-    ETW_CHECK_INT(etw_decoder_new(&d, &o), ETW_OK);
-    return d;
-}
-
 static void test_shared(void) {
     counting cnt = {0};
     etw_allocator al = {count_alloc, count_free, &cnt};
     etw_builtins *b = NULL;
     ETW_CHECK_INT(etw_builtins_new(&b, &al), ETW_OK);
     if (!b) return;
-    etw_decoder *d1 = shared_decoder(b), *d2 = shared_decoder(b);
+    etw_decoder *d1 = new_decoder_with(0, b), *d2 = new_decoder_with(0, b);
     const etw_schema *s1 = NULL, *s2 = NULL;
     const char *why = NULL;
     size_t at_new = cnt.allocs;
@@ -477,7 +472,7 @@ static int shared_thread(void *arg) {
 static void *shared_thread(void *arg) {
 #endif
     shared_job *j = arg;
-    etw_decoder *d = shared_decoder(j->b);
+    etw_decoder *d = new_decoder_with(0, j->b);
     clr_count(d, &j->builtin, &j->events, &j->ok);
     etw_decoder_free(d);
 #if !(defined(__unix__) || defined(__APPLE__))
