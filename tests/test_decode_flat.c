@@ -17,8 +17,8 @@
 #define MAX_TOP 64
 
 typedef struct tally {
-    unsigned long events, flat, walked, fields, cuts;
-    unsigned long trailing_mismatch, field_mismatch;
+    unsigned long events, flat, walked, fields, cuts, planned;
+    unsigned long trailing_mismatch, field_mismatch, plan_mismatch;
 } tally;
 
 /* The walk: the bytes left after the last value, and each top-level
@@ -51,6 +51,17 @@ static void check_event(etw_decoder *d, const etw_event *ev, const etw_schema *s
     uint32_t fast = 0;
     int flat = etw_decode_walk_trailing(s, ev, refs_len, &fast);
     uint32_t slow = walk(d, ev, s, wd, ws);
+    /* the plan (etw_decode_plan) gives the walk's trailing bytes too; the
+     * pointer width is the one flat_walk uses */
+    etw_decode_plan_t pl;
+    uint8_t ptr = ev->pointer_size == 4 || ev->pointer_size == 8 ? ev->pointer_size : s->pointer_size == 4 ? 4 : 8;
+    if ((!s->prop_count || refs_len >= s->prop_count) && etw_decode_plan(s, ptr, &pl)) {
+        t->planned++;
+        uint32_t planned = etw_decode_plan_trailing(&pl, ev->user_data, ev->user_data_len);
+        if (planned != slow && t->plan_mismatch++ < 5)
+            fprintf(stderr, "%s: planned trailing %u, the walk %u (%u bytes)\n",
+                    s->event_name ? s->event_name : "?", planned, slow, ev->user_data_len);
+    }
     if (!flat) {
         t->walked++;
         return;
@@ -131,9 +142,11 @@ static void test_every_trace(void) {
     tally t;
     memset(&t, 0, sizeof t);
     for (size_t i = 0; i < sizeof traces / sizeof *traces; i++) check_trace(traces[i], &t);
-    fprintf(stderr, "%lu events (%lu flat, %lu walked), %lu fields read directly, %lu cut payloads\n", t.events,
-            t.flat, t.walked, t.fields, t.cuts);
+    fprintf(stderr, "%lu events (%lu flat, %lu walked, %lu planned), %lu fields read directly, %lu cut payloads\n",
+            t.events, t.flat, t.walked, t.planned, t.fields, t.cuts);
     ETW_CHECK_INT(t.trailing_mismatch, 0);
+    ETW_CHECK_INT(t.plan_mismatch, 0);
+    ETW_CHECK(t.planned > 17000);
     ETW_CHECK_INT(t.field_mismatch, 0);
     /* the kernel trace alone has 17,077 events with a schema, most flat */
     ETW_CHECK(t.events > 17000);

@@ -979,6 +979,157 @@ int etw_decode_walk_trailing(const etw_schema *s, const etw_event *ev, size_t re
     return 1;
 }
 
+/* The bytes top-level property idx takes whatever the payload holds (see
+ * etw_decode_plan), or UINT64_MAX when the payload decides: the cases of
+ * scalar_bytes() and flat_walk() whose size is the schema's alone. *zero:
+ * 1 when the walk counts it as an item that took no byte. */
+_Static_assert(ETW_ARRAY_CAP >= UINT16_MAX, "a literal array count (16 bits) is never cut to the payload");
+static uint64_t fixed_prop_bytes(const etw_property *p, uint32_t idx, uint8_t ptr, int *zero) {
+    uint64_t n;
+    *zero = 0;
+    if (p->flags & (ETW_PROP_LENGTH_REF | ETW_PROP_STRUCT)) return UINT64_MAX;
+    if (p->flags & ETW_PROP_BITS) {
+        /* bits of an earlier integer take no byte (flat_walk); the
+         * layouts it ends the walk at are left to it */
+        unsigned shift = p->length & 0xFFu, width = p->length >> 8;
+        if (p->flags & ETW_PROP_ARRAY_MASK || width < 1 || width > 8 || shift + width > 64 || p->count >= idx)
+            return UINT64_MAX;
+        *zero = 1;
+        return 0;
+    }
+    if (p->flags & ETW_PROP_CUSTOM_SIZED) return UINT64_MAX;
+    if (p->flags & ETW_PROP_ARRAY_MASK) {
+        /* a literal count (16 bits: never past ETW_ARRAY_CAP, which the
+         * walk would cut to the payload) of fixed-size elements; its
+         * BEGIN item takes no byte */
+        if (p->flags & (ETW_PROP_COUNT_IN_DATA | ETW_PROP_COUNT_REF) || !elem_size(p->in_type, ptr)) return UINT64_MAX;
+        *zero = 1;
+        return (uint64_t)p->count * elem_size(p->in_type, ptr);
+    }
+    switch (p->in_type) {
+    case ETW_INTYPE_UNICODESTRING:
+    case ETW_INTYPE_ANSISTRING:
+        if (!(p->flags & ETW_PROP_LENGTH_FIXED)) return UINT64_MAX;
+        n = (uint64_t)p->length * (p->in_type == ETW_INTYPE_UNICODESTRING ? 2 : 1);
+        break;
+    case ETW_INTYPE_BINARY:
+        if (p->flags & ETW_PROP_LENGTH_TO_END) return UINT64_MAX;
+        if (p->flags & ETW_PROP_LENGTH_FIXED) n = p->length;
+        else if (p->out_type == ETW_OUTTYPE_IPV6) n = 16;
+        else return UINT64_MAX;
+        break;
+    default:
+        n = elem_size(p->in_type, ptr); /* the fixed-size scalars */
+        if (!n) return UINT64_MAX;
+    }
+    *zero = n == 0;
+    return n;
+}
+
+/* Starts a plan step; 0 when the plan has no room. */
+static int plan_step(etw_decode_plan_t *pl, uint8_t kind) {
+    if (pl->nsteps == ETW_DECODE_PLAN_STEPS) return 0;
+    etw_decode_plan_step *st = &pl->steps[pl->nsteps++];
+    memset(st, 0, sizeof *st);
+    st->kind = kind;
+    return 1;
+}
+
+int etw_decode_plan(const etw_schema *s, uint8_t ptr, etw_decode_plan_t *pl) {
+    if (!s || !pl || (s->prop_count && !s->props) || (ptr != 4 && ptr != 8)) return 0;
+    uint32_t count = s->top_count < s->prop_count ? s->top_count : s->prop_count;
+    /* where each integer property starts while no string came before it
+     * (UINT32_MAX: not known) */
+    uint32_t off[FLAT_REFS];
+    uint64_t run = 0;    /* fixed bytes since the last variable step */
+    uint64_t at = 0;     /* the static offset while every step so far is fixed */
+    int static_at = 1;
+    uint32_t zeros = 0;  /* items that take no byte */
+    pl->nsteps = 0;
+    if (!plan_step(pl, ETW_PLAN_END)) return 0;
+    for (uint32_t i = 0; i < count; i++) {
+        const etw_property *p = &s->props[i];
+        if (i < FLAT_REFS) off[i] = UINT32_MAX;
+        int zero;
+        uint64_t n = fixed_prop_bytes(p, i, ptr, &zero);
+        if (n != UINT64_MAX) {
+            if (i < FLAT_REFS && static_at && is_integer(p->in_type) && !(p->flags & (ETW_PROP_ARRAY_MASK | ETW_PROP_BITS)) && n && n <= 8)
+                off[i] = (uint32_t)at;
+            run += n;
+            at += n;
+            zeros += (uint32_t)zero;
+        } else if (!(p->flags & ~(uint32_t)ETW_PROP_OPTIONAL) &&
+                   (p->in_type == ETW_INTYPE_UNICODESTRING || p->in_type == ETW_INTYPE_ANSISTRING)) {
+            /* a NUL-terminated string */
+            pl->steps[pl->nsteps - 1].skip = (uint32_t)run;
+            pl->steps[pl->nsteps - 1].kind = p->in_type == ETW_INTYPE_UNICODESTRING ? ETW_PLAN_STR16 : ETW_PLAN_STR8;
+            if (!plan_step(pl, ETW_PLAN_END)) return 0;
+            run = 0;
+            static_at = 0;
+        } else if ((p->flags & ETW_PROP_ARRAY_MASK) == ETW_PROP_COUNT_REF &&
+                   !(p->flags & (ETW_PROP_BITS | ETW_PROP_LENGTH_REF | ETW_PROP_STRUCT | ETW_PROP_CUSTOM_SIZED)) &&
+                   elem_size(p->in_type, ptr) && p->count < i && p->count < FLAT_REFS && off[p->count] != UINT32_MAX) {
+            /* an array counted by an integer at a known offset */
+            const etw_property *c = &s->props[p->count];
+            if (c->flags & (ETW_PROP_BITS | ETW_PROP_ARRAY_MASK | ETW_PROP_STRUCT | ETW_PROP_CUSTOM_SIZED)) return 0;
+            etw_decode_plan_step *st = &pl->steps[pl->nsteps - 1];
+            st->skip = (uint32_t)run;
+            st->kind = ETW_PLAN_ARRAY;
+            st->elem = (uint8_t)elem_size(p->in_type, ptr);
+            st->count_size = (uint8_t)elem_size(c->in_type, ptr);
+            st->count_off = off[p->count];
+            if (!plan_step(pl, ETW_PLAN_END)) return 0;
+            run = 0;
+            static_at = 0;
+            zeros++;
+        } else {
+            return 0;
+        }
+        /* below the zero-item limit (at least ETW_ZERO_ITEMS_BASE) those
+         * never end the walk; sizes stay 32-bit */
+        if (zeros >= ETW_ZERO_ITEMS_BASE || run > UINT32_MAX) return 0;
+    }
+    pl->steps[pl->nsteps - 1].skip = (uint32_t)run;
+    return 1;
+}
+
+uint32_t etw_decode_plan_trailing(const etw_decode_plan_t *pl, const uint8_t *data, uint32_t size) {
+    uint32_t pos = 0;
+    if (!data) {
+        data = empty_payload;
+        size = 0;
+    }
+    for (uint32_t i = 0; i < pl->nsteps; i++) {
+        const etw_decode_plan_step *st = &pl->steps[i];
+        /* a walk that runs out of payload ends there: nothing trails */
+        if (size - pos < st->skip) return 0;
+        pos += st->skip;
+        uint32_t rest = size - pos;
+        int found;
+        switch (st->kind) {
+        case ETW_PLAN_STR8:
+        case ETW_PLAN_STR16: {
+            unsigned unit = st->kind == ETW_PLAN_STR16 ? 2 : 1;
+            uint32_t n = str_len(data + pos, rest, unit, &found);
+            if (!found) return 0; /* it takes the rest */
+            pos += n + unit;
+            break;
+        }
+        case ETW_PLAN_ARRAY: {
+            /* the count's bytes are before pos: the steps passed them */
+            uint64_t n = load_n(data + st->count_off, st->count_size);
+            if (n > UINT32_MAX) n = UINT32_MAX;
+            if (n > ETW_ARRAY_CAP && n > rest) n = rest > ETW_ARRAY_CAP ? rest : ETW_ARRAY_CAP;
+            if (n * st->elem > rest) return 0; /* an element takes the rest */
+            pos += (uint32_t)(n * st->elem);
+            break;
+        }
+        default: return rest;
+        }
+    }
+    return size - pos;
+}
+
 int etw_decode_walk_field(const etw_schema *s, const etw_event *ev, size_t refs_len, uint16_t index,
                           const uint8_t **data, uint32_t *size) {
     if (!s || !ev || !data || !size || index >= s->top_count || index >= s->prop_count) return -1;

@@ -30,6 +30,36 @@ int etw_decode_walk_u32(const etw_schema *s, const etw_event *ev, uint16_t index
  * any payload. */
 int etw_decode_walk_trailing(const etw_schema *s, const etw_event *ev, size_t refs_len, uint32_t *trailing);
 
+/* A schema's payload as the few things whose size the bytes decide, for
+ * finding its trailing bytes faster than etw_decode_walk_trailing: steps
+ * of `skip` fixed bytes (the fixed-size scalars, strings and binaries of
+ * a fixed length, arrays of them with a literal count), each followed by
+ * a NUL-terminated string, an array counted by an integer at a fixed
+ * offset, or the end. */
+#define ETW_DECODE_PLAN_STEPS 8
+enum { ETW_PLAN_END = 0, ETW_PLAN_STR8, ETW_PLAN_STR16, ETW_PLAN_ARRAY };
+typedef struct etw_decode_plan_step {
+    uint32_t skip;
+    uint8_t kind;       /* ETW_PLAN_* */
+    uint8_t elem;       /* ETW_PLAN_ARRAY: bytes per element */
+    uint8_t count_size; /* ETW_PLAN_ARRAY: the count integer's bytes, at */
+    uint32_t count_off; /* this payload offset */
+} etw_decode_plan_step;
+typedef struct etw_decode_plan_t {
+    uint32_t nsteps;
+    etw_decode_plan_step steps[ETW_DECODE_PLAN_STEPS];
+} etw_decode_plan_t;
+
+/* The plan of schema s's payloads with pointers of ptr bytes (4 or 8): 1
+ * and *pl, or 0 when the schema has more than that (a struct, a length
+ * reference, a bit field, more variable parts than the steps hold, ...).
+ * Depends on the schema alone. */
+int etw_decode_plan(const etw_schema *s, uint8_t ptr, etw_decode_plan_t *pl);
+
+/* The trailing bytes of a payload data[0..size) of a planned schema:
+ * exactly what etw_decode_walk_trailing gives (and the walk). */
+uint32_t etw_decode_plan_trailing(const etw_decode_plan_t *pl, const uint8_t *data, uint32_t size);
+
 /* Top-level property `index` of ev's payload as etw_decode_next gives it,
  * read directly when the properties up to it are flat (as above) and it
  * is an integer (not a bit field or array) or a NUL-terminated string

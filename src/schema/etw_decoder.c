@@ -42,6 +42,19 @@ typedef struct es_loaded {
     size_t len;
 } es_loaded;
 
+/* etw_decoder_payload_problem's memo of etw_decode_plan: slots
+ * direct-mapped by schema id (a power of two; a slot holds the last
+ * schema that mapped to it, so the memory is fixed) */
+#define PLAN_MEMO_SLOTS 256u
+/* a slot's state for one pointer width */
+enum { PLAN_UNSET = 0, PLAN_NONE, PLAN_SET };
+typedef struct plan_memo {
+    const etw_schema *s; /* NULL: empty */
+    uint32_t id;
+    uint8_t state[2];           /* pointers of 4, 8 bytes */
+    etw_decode_plan_t plan[2];
+} plan_memo;
+
 struct etw_decoder {
     etw_allocator alloc;
     etw_decoder_options opt;
@@ -79,6 +92,7 @@ struct etw_decoder {
     etw_wpp_set *wpp_own;
     const etw_wpp_set *wpp_sets[ETW_DECODER_MAX_WPP];
     uint32_t nwpp;
+    plan_memo plans[PLAN_MEMO_SLOTS];
 };
 
 static void report(void *ctx, const etw_diag *diag) {
@@ -1074,9 +1088,36 @@ void etw_decoder_event_ids(const etw_decoder *d, const etw_event *ev, const etw_
     etw_kernel_ids(d->kernel, ev, s, pid, tid);
 }
 
+/* The plan of s for ev's pointer width (etw_decode_plan), memoized per
+ * schema of this decoder's cache: NULL when the payload needs the flat
+ * walk (or s is not one the memo may keep). */
+static const etw_decode_plan_t *payload_plan(etw_decoder *d, const etw_event *ev, const etw_schema *s) {
+    /* where etw_decode_begin refuses to walk, flat_walk's own checks */
+    if ((s->prop_count && (!s->props || d->refs_len < s->prop_count)) || (!ev->user_data && ev->user_data_len))
+        return NULL;
+    /* the width flat_walk uses */
+    uint8_t ptr = ev->pointer_size == 4 || ev->pointer_size == 8 ? ev->pointer_size : s->pointer_size == 4 ? 4 : 8;
+    plan_memo *m = &d->plans[s->id & (PLAN_MEMO_SLOTS - 1u)];
+    if (m->s != s || m->id != s->id) {
+        /* a schema of the cache, which never changes while the decoder
+         * lives: not TraceLogging's (evicted), nor one made by the caller */
+        if (s->source == ETW_SOURCE_TRACELOGGING || etw_cache_get(d->cache, s->id) != s) return NULL;
+        m->s = s;
+        m->id = s->id;
+        m->state[0] = m->state[1] = PLAN_UNSET;
+    }
+    int w = ptr == 8;
+    if (m->state[w] == PLAN_UNSET) m->state[w] = etw_decode_plan(s, ptr, &m->plan[w]) ? PLAN_SET : PLAN_NONE;
+    return m->state[w] == PLAN_SET ? &m->plan[w] : NULL;
+}
+
 const char *etw_decoder_payload_problem(etw_decoder *d, const etw_event *ev, const etw_schema *s,
                                         uint32_t trailing) {
     if (!d || !ev || !s) return NULL;
+    if (trailing == ETW_PAYLOAD_WALK) {
+        const etw_decode_plan_t *pl = payload_plan(d, ev, s);
+        if (pl) trailing = etw_decode_plan_trailing(pl, ev->user_data, ev->user_data_len);
+    }
     /* most payloads are flat scalars: their end without making the values */
     if (trailing == ETW_PAYLOAD_WALK && !etw_decode_walk_trailing(s, ev, d->refs_len, &trailing)) {
         etw_decode_cursor c;
