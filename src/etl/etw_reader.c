@@ -170,6 +170,11 @@ struct etw_reader {
     size_t win_cap, win_len;
     uint64_t win_off;
     uint32_t win_hint; /* the size of the buffer the index is at */
+    /* etw_reader_keep_decompressed(): the decompressed bytes of compressed
+     * buffers by buffer index (NULL: not kept), kept_bytes of kept_max */
+    uint8_t **kept;
+    uint32_t *kept_end;
+    size_t kept_bytes, kept_max;
 };
 
 /* --- diagnostics ------------------------------------------------------- */
@@ -761,6 +766,13 @@ static void buffer_done(const etw_reader *r, uint32_t bi) {
 static etw_status load_buffer(etw_reader *r, stream *st, uint32_t bi) {
     st->buf = bi;
     st->pos = ETW_BUFFER_HEADER_SIZE;
+    if (r->kept && bi < r->nbufs && r->kept[bi]) {
+        /* decompressed before without a problem: what load_report counted */
+        st->data = r->kept[bi];
+        st->end = r->kept_end[bi];
+        r->stats.bytes_decompressed += r->kept_end[bi] - ETW_BUFFER_HEADER_SIZE;
+        return ETW_OK;
+    }
     etw_buffer_load L;
     memset(&L, 0, sizeof L);
     L.mem = st->mem;
@@ -784,7 +796,42 @@ static etw_status load_buffer(etw_reader *r, stream *st, uint32_t bi) {
     load_report(r, &L);
     st->data = L.data;
     st->end = L.end;
+    if (r->kept && bi < r->nbufs && s == ETW_OK && (r->bufs[bi].flags & ETW_BUFFER_FLAG_COMPRESSED) &&
+        !L.has_diag && !L.skipped && L.end >= ETW_BUFFER_HEADER_SIZE && L.end <= r->kept_max - r->kept_bytes) {
+        uint8_t *copy = etw_alloc(&r->alloc, L.end);
+        if (copy) { /* without memory the buffer is decompressed again next time */
+            memcpy(copy, L.data, L.end);
+            r->kept[bi] = copy;
+            r->kept_end[bi] = L.end;
+            r->kept_bytes += L.end;
+        }
+    }
     return s;
+}
+
+/* Forget the kept buffers (etw_reader_keep_decompressed). */
+static void kept_free(etw_reader *r) {
+    for (uint32_t i = 0; r->kept && i < r->nbufs; i++) etw_free(&r->alloc, r->kept[i]);
+    etw_free(&r->alloc, r->kept);
+    etw_free(&r->alloc, r->kept_end);
+    r->kept = NULL;
+    r->kept_end = NULL;
+    r->kept_bytes = r->kept_max = 0;
+}
+
+etw_status etw_reader_keep_decompressed(etw_reader *r, size_t max_bytes) {
+    if (!r) return ETW_E_INVALID_ARG;
+    if (max_bytes && !r->kept && r->nbufs) {
+        r->kept = etw_calloc(&r->alloc, r->nbufs, sizeof *r->kept);
+        r->kept_end = etw_calloc(&r->alloc, r->nbufs, sizeof *r->kept_end);
+        if (!r->kept || !r->kept_end) {
+            kept_free(r);
+            return ETW_E_NOMEM;
+        }
+    }
+    /* those kept stay (a stream may read one now): freed with the reader */
+    r->kept_max = max_bytes > r->kept_bytes ? max_bytes : r->kept_bytes;
+    return ETW_OK;
 }
 
 /* --- time ---------------------------------------------------------------- */
@@ -1404,6 +1451,7 @@ void etw_reader_close(etw_reader *r) {
     etw_free(&a, r->lf_payload);
     etw_free(&a, r->tmp);
     etw_free(&a, r->win);
+    kept_free(r);
     if (r->file) etw_file_close(&a, r->file);
     etw_free(&a, r);
 }

@@ -67,6 +67,10 @@ static int scan(session *s, summary *sm) {
     return rc;
 }
 
+/* Decompressed buffers the pre-scan of scan_again keeps for its scan (the
+ * rest is decompressed again): at most this many bytes. */
+#define RESCAN_KEEP_BYTES ((size_t)64 << 20)
+
 /* --stats -j 1 without the pre-scan, when the scan met what it changes:
  * everything made again as with it (a new decoder that learned the
  * MetaData records ahead, knowing whether the trace has stacks), the
@@ -88,6 +92,11 @@ static int scan_again(session *s, summary *sm) {
     if (!s->filter) return EXIT_FATAL;
     etw_filter_set_origin(s->filter, s->origin);
     int stacks = 0;
+    /* read twice from here: the second time without decompressing (a bound
+     * for all the files together) */
+    size_t keep = RESCAN_KEEP_BYTES / (etw_multi_count(s->m) ? etw_multi_count(s->m) : 1);
+    for (size_t i = 0; i < etw_multi_count(s->m); i++)
+        etw_reader_keep_decompressed(etw_multi_reader(s->m, i), keep); /* without memory: decompressed again */
     int rc = etw_multi_rewind(s->m) == ETW_OK && etw_stats_new(&sm->stats, NULL) == ETW_OK
                  ? setup_decoder_ex(s->o, s->m, s->dc, 1, &stacks, &s->dec)
                  : EXIT_FATAL;
