@@ -761,6 +761,20 @@ static void buffer_done(const etw_reader *r, uint32_t bi) {
     if (r->file && !r->hooked) etw_file_done(r->file, r->bufs[bi].offset, r->bufs[bi].disk_size);
 }
 
+/* A copy of a compressed buffer's load without a problem, when the reader
+ * keeps them (etw_reader_keep_decompressed) and the bound has room. */
+static void keep_load(etw_reader *r, uint32_t bi, const etw_buffer_load *L) {
+    if (!r->kept || bi >= r->nbufs || r->kept[bi] || !(r->bufs[bi].flags & ETW_BUFFER_FLAG_COMPRESSED) ||
+        L->has_diag || L->skipped || !L->data || L->end < ETW_BUFFER_HEADER_SIZE || L->end > r->kept_max - r->kept_bytes)
+        return;
+    uint8_t *copy = etw_alloc(&r->alloc, L->end);
+    if (!copy) return; /* decompressed again next time */
+    memcpy(copy, L->data, L->end);
+    r->kept[bi] = copy;
+    r->kept_end[bi] = L->end;
+    r->kept_bytes += L->end;
+}
+
 /* Make buffer bi the stream's current buffer. ETW_OK, or ETW_E_NOMEM /
  * ETW_E_IO (reported) when it could not be read at all. */
 static etw_status load_buffer(etw_reader *r, stream *st, uint32_t bi) {
@@ -796,16 +810,7 @@ static etw_status load_buffer(etw_reader *r, stream *st, uint32_t bi) {
     load_report(r, &L);
     st->data = L.data;
     st->end = L.end;
-    if (r->kept && bi < r->nbufs && s == ETW_OK && (r->bufs[bi].flags & ETW_BUFFER_FLAG_COMPRESSED) &&
-        !L.has_diag && !L.skipped && L.end >= ETW_BUFFER_HEADER_SIZE && L.end <= r->kept_max - r->kept_bytes) {
-        uint8_t *copy = etw_alloc(&r->alloc, L.end);
-        if (copy) { /* without memory the buffer is decompressed again next time */
-            memcpy(copy, L.data, L.end);
-            r->kept[bi] = copy;
-            r->kept_end[bi] = L.end;
-            r->kept_bytes += L.end;
-        }
-    }
+    if (s == ETW_OK) keep_load(r, bi, &L);
     return s;
 }
 
@@ -1023,6 +1028,7 @@ COLD static int stream_refill(etw_reader *r, stream *st) {
             load_report(r, L);
             st->data = L->data;
             st->end = L->end;
+            if (L->status == ETW_OK) keep_load(r, bi, L);
         } else if (load_buffer(r, st, bi) != ETW_OK) {
             st->data = NULL;
         }

@@ -15,6 +15,11 @@ typedef struct summary {
     cpu_feed *cpu;        /* --stats -j 1 without -n: the CPU samples, in the same pass */
 } summary;
 
+/* Decompressed buffers kept for a second read of the trace (the pre-scan
+ * of scan_again for its scan, the -j N run for cpu_summary; the rest is
+ * decompressed again): at most this many bytes. */
+#define RESCAN_KEEP_BYTES ((size_t)64 << 20)
+
 /* Read every event; feed the selected ones to the summary. */
 static int scan(session *s, summary *sm) {
     const options *o = s->o;
@@ -66,10 +71,6 @@ static int scan(session *s, summary *sm) {
     if (s->no_prescan && s->dc->held) s->rescan = 1;
     return rc;
 }
-
-/* Decompressed buffers the pre-scan of scan_again keeps for its scan (the
- * rest is decompressed again): at most this many bytes. */
-#define RESCAN_KEEP_BYTES ((size_t)64 << 20)
 
 /* --stats -j 1 without the pre-scan, when the scan met what it changes:
  * everything made again as with it (a new decoder that learned the
@@ -317,7 +318,13 @@ static etw_status stat_write(void *ctx, const void *data, size_t len) {
 static int stat_on_read(void *ctx, uint64_t n, const etw_event *ev) {
     stat_run *sr = ctx;
     progress_tick(sr->pg, n, 0, ev);
-    if (!sr->s->saw_stacks && has_stacks(ev)) sr->s->saw_stacks = 1;
+    if (!sr->s->saw_stacks && has_stacks(ev)) {
+        sr->s->saw_stacks = 1;
+        /* cpu_summary reads the trace again: the decompressed buffers from
+         * here on are kept for it (the readers are read on this thread) */
+        for (size_t i = 0; i < etw_multi_count(sr->s->m); i++)
+            etw_reader_keep_decompressed(etw_multi_reader(sr->s->m, i), RESCAN_KEEP_BYTES);
+    }
     /* kept for cpu_summary's decoder, which learns them instead of a
      * pre-scan (the same answer on any decoder: the event alone decides) */
     if (ev->provider.data1 == METADATA_PROVIDER_DATA1 &&
