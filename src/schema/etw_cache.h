@@ -110,6 +110,11 @@ void etw_cache_forget_provider(etw_cache *c, etw_schema_source source, const etw
 /* Number of schema ids handed out, and a schema by id (NULL if none, or a
  * TraceLogging schema no longer in a generation's map). */
 uint32_t etw_cache_count(const etw_cache *c);
+
+/* A number that changes whenever what etw_cache_find answers may change
+ * (a schema inserted or replaced, a provider's schemas forgotten): an
+ * answer remembered with it stays right while it is the same. */
+uint64_t etw_cache_generation(const etw_cache *c);
 const etw_schema *etw_cache_get(const etw_cache *c, uint32_t id);
 
 /* Negative cache, bounded (a fixed number of slots; a new miss may evict an

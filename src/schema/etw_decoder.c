@@ -55,6 +55,17 @@ typedef struct plan_memo {
     etw_decode_plan_t plan[2];
 } plan_memo;
 
+/* resolve_keyed's memo of what the cache answered for a key (the sources
+ * in precedence order): slots direct-mapped by a few key bytes, right
+ * while the cache's generation and the sources are the same */
+#define KEY_MEMO_SLOTS 64u
+typedef struct key_memo {
+    uint64_t gen; /* etw_cache_generation + 1 when filled (0: empty) */
+    const etw_schema *s;
+    uint8_t kind, w, klen;
+    uint8_t key[ETW_CLASSIC_KEY_SIZE];
+} key_memo;
+
 struct etw_decoder {
     etw_allocator alloc;
     etw_decoder_options opt;
@@ -93,6 +104,8 @@ struct etw_decoder {
     const etw_wpp_set *wpp_sets[ETW_DECODER_MAX_WPP];
     uint32_t nwpp;
     plan_memo plans[PLAN_MEMO_SLOTS];
+    key_memo keys[KEY_MEMO_SLOTS];
+    uint64_t keys_gen0; /* bumped when the sources change: added to the cache's */
 };
 
 static void report(void *ctx, const etw_diag *diag) {
@@ -350,6 +363,16 @@ static etw_status resolve_keyed(etw_decoder *d, const etw_event *ev, etw_source_
         etw_key_classic(key, &ev->provider, ev->opcode, ev->version);
     else
         etw_key_descriptor(key, &ev->provider, ev->id, ev->version);
+    /* the same key as an event before, the cache unchanged since: its answer */
+    uint64_t gen = etw_cache_generation(d->cache) + d->keys_gen0 + 1;
+    key_memo *km = &d->keys[(key[0] ^ key[3] ^ key[15] * 7u ^ key[16] * 31u ^ key[klen - 1] * 131u) &
+                            (KEY_MEMO_SLOTS - 1u)];
+    if (km->gen == gen && km->kind == (uint8_t)kind && km->w == w && km->klen == klen && !memcmp(km->key, key, klen)) {
+        d->stats.hits++;
+        d->builtin_cached |= km->s->source == ETW_SOURCE_BUILTIN;
+        *out = km->s;
+        return ETW_OK;
+    }
     uint64_t h = etw_cache_hash(key, klen);
     for (uint32_t i = 0; i < d->nsources; i++) {
         if (d->sources[i].key != kind) continue;
@@ -357,6 +380,12 @@ static etw_status resolve_keyed(etw_decoder *d, const etw_event *ev, etw_source_
         if (s) {
             d->stats.hits++;
             d->builtin_cached |= s->source == ETW_SOURCE_BUILTIN;
+            km->gen = gen;
+            km->s = s;
+            km->kind = (uint8_t)kind;
+            km->w = w;
+            km->klen = (uint8_t)klen;
+            memcpy(km->key, key, klen);
             *out = s;
             return ETW_OK;
         }
@@ -1154,6 +1183,7 @@ etw_status etw_decoder_add_source(etw_decoder *d, const etw_source *src) {
     if (d->nsources == MAX_SOURCES) return ETW_E_LIMIT;
     d->sources[d->nsources++] = *src;
     etw_cache_miss_clear(d->cache);
+    d->keys_gen0 += (uint64_t)1 << 32; /* the remembered answers asked fewer sources */
     return ETW_OK;
 }
 
