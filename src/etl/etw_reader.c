@@ -761,18 +761,27 @@ static void buffer_done(const etw_reader *r, uint32_t bi) {
     if (r->file && !r->hooked) etw_file_done(r->file, r->bufs[bi].offset, r->bufs[bi].disk_size);
 }
 
-/* A copy of a compressed buffer's load without a problem, when the reader
- * keeps them (etw_reader_keep_decompressed) and the bound has room. */
-static void keep_load(etw_reader *r, uint32_t bi, const etw_buffer_load *L) {
-    if (!r->kept || bi >= r->nbufs || r->kept[bi] || !(r->bufs[bi].flags & ETW_BUFFER_FLAG_COMPRESSED) ||
-        L->has_diag || L->skipped || !L->data || L->end < ETW_BUFFER_HEADER_SIZE || L->end > r->kept_max - r->kept_bytes)
-        return;
+/* Whether a compressed buffer's load without a problem is to be kept
+ * (etw_reader_keep_decompressed): the bound has room for `bytes`. */
+static int keeps(const etw_reader *r, uint32_t bi, const etw_buffer_load *L, size_t bytes) {
+    return r->kept && bi < r->nbufs && !r->kept[bi] && (r->bufs[bi].flags & ETW_BUFFER_FLAG_COMPRESSED) &&
+           !L->has_diag && !L->skipped && L->data && L->end >= ETW_BUFFER_HEADER_SIZE && L->end <= bytes &&
+           bytes <= r->kept_max - r->kept_bytes;
+}
+
+static void keep_as(etw_reader *r, uint32_t bi, uint8_t *bytes, uint32_t end, size_t size) {
+    r->kept[bi] = bytes;
+    r->kept_end[bi] = end;
+    r->kept_bytes += size;
+}
+
+/* A copy of a load that is not the reader's own (the pipeline's). */
+static void keep_copy(etw_reader *r, uint32_t bi, const etw_buffer_load *L) {
+    if (!keeps(r, bi, L, L->end)) return;
     uint8_t *copy = etw_alloc(&r->alloc, L->end);
     if (!copy) return; /* decompressed again next time */
     memcpy(copy, L->data, L->end);
-    r->kept[bi] = copy;
-    r->kept_end[bi] = L->end;
-    r->kept_bytes += L->end;
+    keep_as(r, bi, copy, L->end, L->end);
 }
 
 /* Make buffer bi the stream's current buffer. ETW_OK, or ETW_E_NOMEM /
@@ -799,6 +808,13 @@ static etw_status load_buffer(etw_reader *r, stream *st, uint32_t bi) {
     L.tmp = r->tmp;
     L.tmp_cap = r->tmp_cap;
     etw_status s = etw_reader_load_buffer(r, &r->alloc, bi, &L);
+    if (s == ETW_OK && L.data == L.mem && keeps(r, bi, &L, L.mem_cap)) {
+        /* the stream's storage becomes the kept copy; the next load makes
+         * itself another */
+        keep_as(r, bi, L.mem, L.end, L.mem_cap);
+        L.mem = NULL;
+        L.mem_cap = 0;
+    }
     st->mem = L.mem;
     st->mem_cap = L.mem_cap;
     st->ra = L.ra;
@@ -810,7 +826,6 @@ static etw_status load_buffer(etw_reader *r, stream *st, uint32_t bi) {
     load_report(r, &L);
     st->data = L.data;
     st->end = L.end;
-    if (s == ETW_OK) keep_load(r, bi, &L);
     return s;
 }
 
@@ -1028,7 +1043,7 @@ COLD static int stream_refill(etw_reader *r, stream *st) {
             load_report(r, L);
             st->data = L->data;
             st->end = L->end;
-            if (L->status == ETW_OK) keep_load(r, bi, L);
+            if (L->status == ETW_OK) keep_copy(r, bi, L);
         } else if (load_buffer(r, st, bi) != ETW_OK) {
             st->data = NULL;
         }
