@@ -210,7 +210,14 @@ static uint32_t str_len(const uint8_t *p, uint32_t n, unsigned unit, int *found)
     /* four units at a time while none of them is NUL: a 16-bit lane of
      * the word is zero exactly when both its bytes are, in either byte
      * order, and (x - 0x0001...) & ~x & 0x8000... is nonzero exactly when
-     * some lane of x is zero */
+     * some lane of x is zero; eight units (two words) a turn first */
+    for (; i + 16 <= end; i += 16) {
+        uint64_t x, y;
+        memcpy(&x, p + i, 8);
+        memcpy(&y, p + i + 8, 8);
+        if ((((x - 0x0001000100010001ull) & ~x) | ((y - 0x0001000100010001ull) & ~y)) & 0x8000800080008000ull)
+            break;
+    }
     for (; i + 8 <= end; i += 8) {
         uint64_t x;
         memcpy(&x, p + i, 8);
