@@ -881,13 +881,15 @@ static int flat_prop(const etw_schema *s, uint32_t i) {
     return 1;
 }
 
-/* The flat walk of ev's top-level properties up to `stop` (count: all):
- * 1 and the position *pos where property `stop` starts (the payload's end
- * for all, or where the walk stopped), *reached whether the walk reached
- * it as a value, *take_out its bytes; 0 when a property needs the walk.
- * What it does at each property is what property() and next_item() do. */
-static int flat_walk(const etw_schema *s, const etw_event *ev, size_t refs_len, uint32_t stop, uint32_t *pos_out,
-                     uint32_t *take_out, int *reached) {
+/* The flat walk of ev's top-level properties up to the last of `stops`
+ * (nstops strictly increasing indices; none: all): 1 and the position
+ * *pos_out where the last stop starts (the payload's end for all, or where
+ * the walk stopped), and for each stop k whether the walk reached it as a
+ * value (reached[k]), where it starts (at[k]) and its bytes (takes[k]); 0
+ * when a property needs the walk. What it does at each property is what
+ * property() and next_item() do; a stop is passed as any property is. */
+static int flat_walk(const etw_schema *s, const etw_event *ev, size_t refs_len, const uint16_t *stops,
+                     uint32_t nstops, uint32_t *pos_out, uint32_t *takes, uint32_t *at, uint8_t *reached) {
     /* where etw_decode_begin refuses, the walk leaves nothing */
     if ((s->prop_count && (!s->props || refs_len < s->prop_count)) || (!ev->user_data && ev->user_data_len))
         return 0;
@@ -908,7 +910,8 @@ static int flat_walk(const etw_schema *s, const etw_event *ev, size_t refs_len, 
     }
     if (need_refs)
         for (uint32_t i = 0; i < count && i < FLAT_REFS; i++) refs[i] = 0;
-    *reached = 0;
+    for (uint32_t k = 0; k < nstops; k++) reached[k] = 0;
+    uint32_t next = 0; /* the stop to meet */
     for (uint32_t i = 0; i < count; i++) {
         const etw_property *p = &s->props[i];
         if (pos == size && (p->flags & ETW_PROP_OPTIONAL)) break;
@@ -918,7 +921,7 @@ static int flat_walk(const etw_schema *s, const etw_event *ev, size_t refs_len, 
         }
         uint32_t rest = size - pos;
         if (p->flags & ETW_PROP_ARRAY_MASK) {
-            if (i == stop) return 0; /* no scalar: the walk */
+            if (next < nstops && i == stops[next]) return 0; /* no scalar: the walk */
             uint64_t n;
             uint32_t k = elem_size(p->in_type, ptr);
             int moved = 0;
@@ -960,10 +963,11 @@ static int flat_walk(const etw_schema *s, const etw_event *ev, size_t refs_len, 
             pos = size;
             break;
         }
-        if (i == stop) {
-            *reached = 1;
-            *take_out = take;
-            break;
+        if (next < nstops && i == stops[next]) {
+            reached[next] = 1;
+            takes[next] = take;
+            at[next] = pos;
+            if (++next == nstops) break;
         }
         if (need_refs && i < FLAT_REFS && !(p->flags & ETW_PROP_BITS)) {
             /* an integer's value, as fixed_int() and the pointer case keep it */
@@ -979,9 +983,8 @@ static int flat_walk(const etw_schema *s, const etw_event *ev, size_t refs_len, 
 
 int etw_decode_walk_trailing(const etw_schema *s, const etw_event *ev, size_t refs_len, uint32_t *trailing) {
     if (!s || !ev || !trailing) return 0;
-    uint32_t pos, take = 0;
-    int reached;
-    if (!flat_walk(s, ev, refs_len, UINT32_MAX, &pos, &take, &reached)) return 0;
+    uint32_t pos;
+    if (!flat_walk(s, ev, refs_len, NULL, 0, &pos, NULL, NULL, NULL)) return 0;
     *trailing = (ev->user_data ? ev->user_data_len : 0) - pos;
     return 1;
 }
@@ -1137,26 +1140,42 @@ uint32_t etw_decode_plan_trailing(const etw_decode_plan_t *pl, const uint8_t *da
     return size - pos;
 }
 
-int etw_decode_walk_field(const etw_schema *s, const etw_event *ev, size_t refs_len, uint16_t index,
-                          const uint8_t **data, uint32_t *size) {
-    if (!s || !ev || !data || !size || index >= s->top_count || index >= s->prop_count) return -1;
-    uint16_t in = s->props[index].in_type;
-    uint32_t f = s->props[index].flags;
-    /* the value's bytes are the property's for integers; a NUL-terminated
-     * string's, without the NUL */
-    int str = in == ETW_INTYPE_ANSISTRING || in == ETW_INTYPE_UNICODESTRING;
-    if (f & (ETW_PROP_CUSTOM_SIZED | ETW_PROP_LENGTH_FIXED | ETW_PROP_BITS | ETW_PROP_ARRAY_MASK)) return -1;
-    if (!str && !is_integer(in)) return -1;
-    uint32_t pos, take = 0;
-    int reached;
-    if (!flat_walk(s, ev, refs_len, index, &pos, &take, &reached)) return -1;
-    if (!reached) return 0;
-    *data = (ev->user_data ? ev->user_data : empty_payload) + pos;
-    if (str) {
-        int found;
-        *size = str_len(*data, take, in == ETW_INTYPE_UNICODESTRING ? 2 : 1, &found);
-    } else {
-        *size = take;
+int etw_decode_walk_fields(const etw_schema *s, const etw_event *ev, size_t refs_len, const uint16_t *index,
+                           uint32_t n, const uint8_t **data, uint32_t *size, int8_t *got) {
+    if (!s || !ev || !data || !size || !got || (n && !index) || n > ETW_DECODE_WALK_FIELDS) return -1;
+    for (uint32_t k = 0; k < n; k++) {
+        if (index[k] >= s->top_count || index[k] >= s->prop_count || (k && index[k] <= index[k - 1])) return -1;
+        uint16_t in = s->props[index[k]].in_type;
+        uint32_t f = s->props[index[k]].flags;
+        /* the value's bytes are the property's for integers; a
+         * NUL-terminated string's, without the NUL */
+        int str = in == ETW_INTYPE_ANSISTRING || in == ETW_INTYPE_UNICODESTRING;
+        if (f & (ETW_PROP_CUSTOM_SIZED | ETW_PROP_LENGTH_FIXED | ETW_PROP_BITS | ETW_PROP_ARRAY_MASK)) return -1;
+        if (!str && !is_integer(in)) return -1;
+    }
+    uint32_t pos, takes[ETW_DECODE_WALK_FIELDS], at[ETW_DECODE_WALK_FIELDS];
+    uint8_t reached[ETW_DECODE_WALK_FIELDS];
+    if (!flat_walk(s, ev, refs_len, index, n, &pos, takes, at, reached)) return -1;
+    const uint8_t *base = ev->user_data ? ev->user_data : empty_payload;
+    for (uint32_t k = 0; k < n; k++) {
+        got[k] = (int8_t)reached[k];
+        if (!reached[k]) continue;
+        uint16_t in = s->props[index[k]].in_type;
+        data[k] = base + at[k];
+        if (in == ETW_INTYPE_ANSISTRING || in == ETW_INTYPE_UNICODESTRING) {
+            int found;
+            size[k] = str_len(data[k], takes[k], in == ETW_INTYPE_UNICODESTRING ? 2 : 1, &found);
+        } else {
+            size[k] = takes[k];
+        }
     }
     return 1;
+}
+
+int etw_decode_walk_field(const etw_schema *s, const etw_event *ev, size_t refs_len, uint16_t index,
+                          const uint8_t **data, uint32_t *size) {
+    if (!s || !ev || !data || !size) return -1;
+    int8_t got;
+    int r = etw_decode_walk_fields(s, ev, refs_len, &index, 1, data, size, &got);
+    return r < 0 ? -1 : got;
 }

@@ -69,4 +69,15 @@ uint32_t etw_decode_plan_trailing(const etw_decode_plan_t *pl, const uint8_t *da
 int etw_decode_walk_field(const etw_schema *s, const etw_event *ev, size_t refs_len, uint16_t index,
                           const uint8_t **data, uint32_t *size);
 
+/* Most fields etw_decode_walk_fields reads in one walk. */
+#define ETW_DECODE_WALK_FIELDS 8u
+
+/* etw_decode_walk_field for n top-level properties index[0..n) (strictly
+ * increasing, at most ETW_DECODE_WALK_FIELDS) in one walk: 1 and for each
+ * got[k] (1: data[k], size[k] as etw_decode_walk_field gives them; 0: the
+ * walk gives it no value), or -1 when only the walk can tell (for any of
+ * them). */
+int etw_decode_walk_fields(const etw_schema *s, const etw_event *ev, size_t refs_len, const uint16_t *index,
+                           uint32_t n, const uint8_t **data, uint32_t *size, int8_t *got);
+
 #endif
