@@ -79,7 +79,7 @@ static void test_ascii_offsets(void) {
         bytes[2 * i + 1] = 0;
     }
     for (size_t off = 0; off < 8; off++) {
-        char out[64];
+        char out[64 + 1]; /* and the NUL the conversion writes */
         size_t n = etw_utf16_to_utf8(bytes + 2 * off, 64 - off, out);
         ETW_CHECK(n == 64 - off);
         for (size_t i = 0; i < n; i++) ETW_CHECK(out[i] == (char)('A' + (i + off) % 26));
