@@ -17,8 +17,8 @@
 #define MAX_TOP 64
 
 typedef struct tally {
-    unsigned long events, flat, walked, fields, cuts;
-    unsigned long trailing_mismatch, field_mismatch;
+    unsigned long events, flat, walked, fields, cuts, planned, together;
+    unsigned long trailing_mismatch, field_mismatch, plan_mismatch;
 } tally;
 
 /* The walk: the bytes left after the last value, and each top-level
@@ -51,6 +51,17 @@ static void check_event(etw_decoder *d, const etw_event *ev, const etw_schema *s
     uint32_t fast = 0;
     int flat = etw_decode_walk_trailing(s, ev, refs_len, &fast);
     uint32_t slow = walk(d, ev, s, wd, ws);
+    /* the plan (etw_decode_plan) gives the walk's trailing bytes too; the
+     * pointer width is the one flat_walk uses */
+    etw_decode_plan_t pl;
+    uint8_t ptr = ev->pointer_size == 4 || ev->pointer_size == 8 ? ev->pointer_size : s->pointer_size == 4 ? 4 : 8;
+    if ((!s->prop_count || refs_len >= s->prop_count) && etw_decode_plan(s, ptr, &pl)) {
+        t->planned++;
+        uint32_t planned = etw_decode_plan_trailing(&pl, ev->user_data, ev->user_data_len);
+        if (planned != slow && t->plan_mismatch++ < 5)
+            fprintf(stderr, "%s: planned trailing %u, the walk %u (%u bytes)\n",
+                    s->event_name ? s->event_name : "?", planned, slow, ev->user_data_len);
+    }
     if (!flat) {
         t->walked++;
         return;
@@ -62,16 +73,40 @@ static void check_event(etw_decoder *d, const etw_event *ev, const etw_schema *s
                     fast, slow, ev->user_data_len);
     }
     uint32_t n = s->top_count < s->prop_count ? s->top_count : s->prop_count;
+    /* the fields read one by one, then (those that can be) together */
+    uint16_t many[ETW_DECODE_WALK_FIELDS];
+    const uint8_t *one_d[ETW_DECODE_WALK_FIELDS];
+    uint32_t one_s[ETW_DECODE_WALK_FIELDS], nmany = 0;
+    int8_t one_r[ETW_DECODE_WALK_FIELDS];
     for (uint32_t i = 0; i < n && i < MAX_TOP; i++) {
         const uint8_t *fd = NULL;
         uint32_t fs = 0;
         int r = etw_decode_walk_field(s, ev, refs_len, (uint16_t)i, &fd, &fs);
+        if (r >= 0 && nmany < ETW_DECODE_WALK_FIELDS && (i % 3 != 1 || nmany < 2)) {
+            many[nmany] = (uint16_t)i;
+            one_d[nmany] = fd;
+            one_s[nmany] = fs;
+            one_r[nmany++] = (int8_t)r;
+        }
         if (r < 0) continue;
         t->fields++;
         int same = r == 1 ? wd[i] && wd[i] == fd && ws[i] == fs : wd[i] == NULL;
         if (!same && t->field_mismatch++ < 5)
             fprintf(stderr, "%s field %u: direct %d/%u, the walk %s/%u\n", s->event_name ? s->event_name : "?",
                     i, r, fs, wd[i] ? "value" : "none", wd[i] ? ws[i] : 0);
+    }
+    if (nmany) {
+        const uint8_t *md[ETW_DECODE_WALK_FIELDS];
+        uint32_t ms[ETW_DECODE_WALK_FIELDS];
+        int8_t mg[ETW_DECODE_WALK_FIELDS];
+        int r = etw_decode_walk_fields(s, ev, refs_len, many, nmany, md, ms, mg);
+        int same = r == 1;
+        for (uint32_t k = 0; same && k < nmany; k++)
+            same = mg[k] == one_r[k] && (!mg[k] || (md[k] == one_d[k] && ms[k] == one_s[k]));
+        t->together++;
+        if (!same && t->field_mismatch++ < 5)
+            fprintf(stderr, "%s: %u fields together: %d, not as one by one\n", s->event_name ? s->event_name : "?",
+                    nmany, r);
     }
 }
 
@@ -131,9 +166,12 @@ static void test_every_trace(void) {
     tally t;
     memset(&t, 0, sizeof t);
     for (size_t i = 0; i < sizeof traces / sizeof *traces; i++) check_trace(traces[i], &t);
-    fprintf(stderr, "%lu events (%lu flat, %lu walked), %lu fields read directly, %lu cut payloads\n", t.events,
-            t.flat, t.walked, t.fields, t.cuts);
+    fprintf(stderr, "%lu events (%lu flat, %lu walked, %lu planned), %lu fields read directly, %lu cut payloads\n",
+            t.events, t.flat, t.walked, t.planned, t.fields, t.cuts);
     ETW_CHECK_INT(t.trailing_mismatch, 0);
+    ETW_CHECK_INT(t.plan_mismatch, 0);
+    ETW_CHECK(t.planned > 17000);
+    ETW_CHECK(t.together > 17000);
     ETW_CHECK_INT(t.field_mismatch, 0);
     /* the kernel trace alone has 17,077 events with a schema, most flat */
     ETW_CHECK(t.events > 17000);

@@ -664,6 +664,25 @@ with tempfile.TemporaryDirectory() as tmp:
         check(len(evs) == 70 and all(e.get("time") for e in evs),
               "time %#x: 70 events, every time set" % value)
 
+# --stats -j 1 reads the trace once, without the pre-scan, unless it meets
+# a StackWalk event, a MetaData record or a problem to say: then it reads
+# it again as before (pre-scan, then the scan). Either way the same output
+# as the pipeline's (-j 2), each problem said once: a kernel trace (one
+# pass), net.4.5.2 (stacks and MetaData: again), a damaged record (again).
+with tempfile.TemporaryDirectory() as tmp:
+    blob = bytearray(open(os.path.join(DATA, "gcevents.etl"), "rb").read())
+    blob[0x10058:0x10060] = (0x8000000000000000).to_bytes(8, "little")
+    bad = os.path.join(tmp, "gcevents-time.etl")
+    open(bad, "wb").write(bytes(blob))
+    for path in (os.path.join(DATA, "ShutdownPerfDiagLogger.etl"), os.path.join(DATA, "net.4.5.2.x64.etl"), bad):
+        one = run("--stats", "-j", "1", path)
+        two = run("--stats", "-j", "2", path)
+        name = os.path.basename(path)
+        check(one == two, "--stats -j 1 %s: as -j 2 (rc %d/%d)" % (name, one[0], two[0]))
+        lines = one[2].splitlines()
+        check(len(lines) == len(set(lines)), "--stats -j 1 %s: each problem said once: %r" % (name, lines))
+    check("record skipped" in run("--stats", "-j", "1", bad)[2], "--stats -j 1: the damaged record is said")
+
 # --- errors --------------------------------------------------------------------
 rc, out, err = run(os.path.join(DATA, "no-such-file.etl"))
 check(rc == 2 and "cannot read" in err and out == "", "missing file: exit %d, %r" % (rc, err))

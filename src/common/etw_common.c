@@ -91,9 +91,27 @@ const char *etw_version_string(void) {
         ETWDECODE_VERSION_PATCH);
 }
 
+/* Four UTF-16 units (little-endian in a 64-bit word) that are all ASCII:
+ * every unit below 0x80 */
+#define UTF16_ASCII4_MASK 0xFF80FF80FF80FF80ull
+
 size_t etw_utf16_to_utf8(const uint8_t *s, size_t units, char *dst) {
     size_t n = 0;
     for (size_t i = 0; i < units; i++) {
+        /* runs of ASCII, four units at a time: one byte each */
+        while (units - i >= 4) {
+            uint64_t x = etw_le64(s + 2 * i);
+            if (x & UTF16_ASCII4_MASK) break;
+            if (dst) {
+                dst[n] = (char)(x & 0x7Fu);
+                dst[n + 1] = (char)((x >> 16) & 0x7Fu);
+                dst[n + 2] = (char)((x >> 32) & 0x7Fu);
+                dst[n + 3] = (char)((x >> 48) & 0x7Fu);
+            }
+            n += 4;
+            i += 4;
+        }
+        if (i == units) break;
         uint32_t c = etw_le16(s + 2 * i);
         if (c >= 0xD800u && c <= 0xDBFFu) {
             uint32_t d = i + 1 < units ? etw_le16(s + 2 * i + 2) : 0;

@@ -210,7 +210,14 @@ static uint32_t str_len(const uint8_t *p, uint32_t n, unsigned unit, int *found)
     /* four units at a time while none of them is NUL: a 16-bit lane of
      * the word is zero exactly when both its bytes are, in either byte
      * order, and (x - 0x0001...) & ~x & 0x8000... is nonzero exactly when
-     * some lane of x is zero */
+     * some lane of x is zero; eight units (two words) a turn first */
+    for (; i + 16 <= end; i += 16) {
+        uint64_t x, y;
+        memcpy(&x, p + i, 8);
+        memcpy(&y, p + i + 8, 8);
+        if ((((x - 0x0001000100010001ull) & ~x) | ((y - 0x0001000100010001ull) & ~y)) & 0x8000800080008000ull)
+            break;
+    }
     for (; i + 8 <= end; i += 8) {
         uint64_t x;
         memcpy(&x, p + i, 8);
@@ -874,13 +881,15 @@ static int flat_prop(const etw_schema *s, uint32_t i) {
     return 1;
 }
 
-/* The flat walk of ev's top-level properties up to `stop` (count: all):
- * 1 and the position *pos where property `stop` starts (the payload's end
- * for all, or where the walk stopped), *reached whether the walk reached
- * it as a value, *take_out its bytes; 0 when a property needs the walk.
- * What it does at each property is what property() and next_item() do. */
-static int flat_walk(const etw_schema *s, const etw_event *ev, size_t refs_len, uint32_t stop, uint32_t *pos_out,
-                     uint32_t *take_out, int *reached) {
+/* The flat walk of ev's top-level properties up to the last of `stops`
+ * (nstops strictly increasing indices; none: all): 1 and the position
+ * *pos_out where the last stop starts (the payload's end for all, or where
+ * the walk stopped), and for each stop k whether the walk reached it as a
+ * value (reached[k]), where it starts (at[k]) and its bytes (takes[k]); 0
+ * when a property needs the walk. What it does at each property is what
+ * property() and next_item() do; a stop is passed as any property is. */
+static int flat_walk(const etw_schema *s, const etw_event *ev, size_t refs_len, const uint16_t *stops,
+                     uint32_t nstops, uint32_t *pos_out, uint32_t *takes, uint32_t *at, uint8_t *reached) {
     /* where etw_decode_begin refuses, the walk leaves nothing */
     if ((s->prop_count && (!s->props || refs_len < s->prop_count)) || (!ev->user_data && ev->user_data_len))
         return 0;
@@ -901,7 +910,8 @@ static int flat_walk(const etw_schema *s, const etw_event *ev, size_t refs_len, 
     }
     if (need_refs)
         for (uint32_t i = 0; i < count && i < FLAT_REFS; i++) refs[i] = 0;
-    *reached = 0;
+    for (uint32_t k = 0; k < nstops; k++) reached[k] = 0;
+    uint32_t next = 0; /* the stop to meet */
     for (uint32_t i = 0; i < count; i++) {
         const etw_property *p = &s->props[i];
         if (pos == size && (p->flags & ETW_PROP_OPTIONAL)) break;
@@ -911,7 +921,7 @@ static int flat_walk(const etw_schema *s, const etw_event *ev, size_t refs_len, 
         }
         uint32_t rest = size - pos;
         if (p->flags & ETW_PROP_ARRAY_MASK) {
-            if (i == stop) return 0; /* no scalar: the walk */
+            if (next < nstops && i == stops[next]) return 0; /* no scalar: the walk */
             uint64_t n;
             uint32_t k = elem_size(p->in_type, ptr);
             int moved = 0;
@@ -953,10 +963,11 @@ static int flat_walk(const etw_schema *s, const etw_event *ev, size_t refs_len, 
             pos = size;
             break;
         }
-        if (i == stop) {
-            *reached = 1;
-            *take_out = take;
-            break;
+        if (next < nstops && i == stops[next]) {
+            reached[next] = 1;
+            takes[next] = take;
+            at[next] = pos;
+            if (++next == nstops) break;
         }
         if (need_refs && i < FLAT_REFS && !(p->flags & ETW_PROP_BITS)) {
             /* an integer's value, as fixed_int() and the pointer case keep it */
@@ -972,33 +983,199 @@ static int flat_walk(const etw_schema *s, const etw_event *ev, size_t refs_len, 
 
 int etw_decode_walk_trailing(const etw_schema *s, const etw_event *ev, size_t refs_len, uint32_t *trailing) {
     if (!s || !ev || !trailing) return 0;
-    uint32_t pos, take = 0;
-    int reached;
-    if (!flat_walk(s, ev, refs_len, UINT32_MAX, &pos, &take, &reached)) return 0;
+    uint32_t pos;
+    if (!flat_walk(s, ev, refs_len, NULL, 0, &pos, NULL, NULL, NULL)) return 0;
     *trailing = (ev->user_data ? ev->user_data_len : 0) - pos;
+    return 1;
+}
+
+/* The bytes top-level property idx takes whatever the payload holds (see
+ * etw_decode_plan), or UINT64_MAX when the payload decides: the cases of
+ * scalar_bytes() and flat_walk() whose size is the schema's alone. *zero:
+ * 1 when the walk counts it as an item that took no byte. */
+_Static_assert(ETW_ARRAY_CAP >= UINT16_MAX, "a literal array count (16 bits) is never cut to the payload");
+static uint64_t fixed_prop_bytes(const etw_property *p, uint32_t idx, uint8_t ptr, int *zero) {
+    uint64_t n;
+    *zero = 0;
+    if (p->flags & (ETW_PROP_LENGTH_REF | ETW_PROP_STRUCT)) return UINT64_MAX;
+    if (p->flags & ETW_PROP_BITS) {
+        /* bits of an earlier integer take no byte (flat_walk); the
+         * layouts it ends the walk at are left to it */
+        unsigned shift = p->length & 0xFFu, width = p->length >> 8;
+        if (p->flags & ETW_PROP_ARRAY_MASK || width < 1 || width > 8 || shift + width > 64 || p->count >= idx)
+            return UINT64_MAX;
+        *zero = 1;
+        return 0;
+    }
+    if (p->flags & ETW_PROP_CUSTOM_SIZED) return UINT64_MAX;
+    if (p->flags & ETW_PROP_ARRAY_MASK) {
+        /* a literal count (16 bits: never past ETW_ARRAY_CAP, which the
+         * walk would cut to the payload) of fixed-size elements; its
+         * BEGIN item takes no byte */
+        if (p->flags & (ETW_PROP_COUNT_IN_DATA | ETW_PROP_COUNT_REF) || !elem_size(p->in_type, ptr)) return UINT64_MAX;
+        *zero = 1;
+        return (uint64_t)p->count * elem_size(p->in_type, ptr);
+    }
+    switch (p->in_type) {
+    case ETW_INTYPE_UNICODESTRING:
+    case ETW_INTYPE_ANSISTRING:
+        if (!(p->flags & ETW_PROP_LENGTH_FIXED)) return UINT64_MAX;
+        n = (uint64_t)p->length * (p->in_type == ETW_INTYPE_UNICODESTRING ? 2 : 1);
+        break;
+    case ETW_INTYPE_BINARY:
+        if (p->flags & ETW_PROP_LENGTH_TO_END) return UINT64_MAX;
+        if (p->flags & ETW_PROP_LENGTH_FIXED) n = p->length;
+        else if (p->out_type == ETW_OUTTYPE_IPV6) n = 16;
+        else return UINT64_MAX;
+        break;
+    default:
+        n = elem_size(p->in_type, ptr); /* the fixed-size scalars */
+        if (!n) return UINT64_MAX;
+    }
+    *zero = n == 0;
+    return n;
+}
+
+/* Starts a plan step; 0 when the plan has no room. */
+static int plan_step(etw_decode_plan_t *pl, uint8_t kind) {
+    if (pl->nsteps == ETW_DECODE_PLAN_STEPS) return 0;
+    etw_decode_plan_step *st = &pl->steps[pl->nsteps++];
+    memset(st, 0, sizeof *st);
+    st->kind = kind;
+    return 1;
+}
+
+int etw_decode_plan(const etw_schema *s, uint8_t ptr, etw_decode_plan_t *pl) {
+    if (!s || !pl || (s->prop_count && !s->props) || (ptr != 4 && ptr != 8)) return 0;
+    uint32_t count = s->top_count < s->prop_count ? s->top_count : s->prop_count;
+    /* where each integer property starts while no string came before it
+     * (UINT32_MAX: not known) */
+    uint32_t off[FLAT_REFS];
+    uint64_t run = 0;    /* fixed bytes since the last variable step */
+    uint64_t at = 0;     /* the static offset while every step so far is fixed */
+    int static_at = 1;
+    uint32_t zeros = 0;  /* items that take no byte */
+    pl->nsteps = 0;
+    if (!plan_step(pl, ETW_PLAN_END)) return 0;
+    for (uint32_t i = 0; i < count; i++) {
+        const etw_property *p = &s->props[i];
+        if (i < FLAT_REFS) off[i] = UINT32_MAX;
+        int zero;
+        uint64_t n = fixed_prop_bytes(p, i, ptr, &zero);
+        if (n != UINT64_MAX) {
+            if (i < FLAT_REFS && static_at && is_integer(p->in_type) && !(p->flags & (ETW_PROP_ARRAY_MASK | ETW_PROP_BITS)) && n && n <= 8)
+                off[i] = (uint32_t)at;
+            run += n;
+            at += n;
+            zeros += (uint32_t)zero;
+        } else if (!(p->flags & ~(uint32_t)ETW_PROP_OPTIONAL) &&
+                   (p->in_type == ETW_INTYPE_UNICODESTRING || p->in_type == ETW_INTYPE_ANSISTRING)) {
+            /* a NUL-terminated string */
+            pl->steps[pl->nsteps - 1].skip = (uint32_t)run;
+            pl->steps[pl->nsteps - 1].kind = p->in_type == ETW_INTYPE_UNICODESTRING ? ETW_PLAN_STR16 : ETW_PLAN_STR8;
+            if (!plan_step(pl, ETW_PLAN_END)) return 0;
+            run = 0;
+            static_at = 0;
+        } else if ((p->flags & ETW_PROP_ARRAY_MASK) == ETW_PROP_COUNT_REF &&
+                   !(p->flags & (ETW_PROP_BITS | ETW_PROP_LENGTH_REF | ETW_PROP_STRUCT | ETW_PROP_CUSTOM_SIZED)) &&
+                   elem_size(p->in_type, ptr) && p->count < i && p->count < FLAT_REFS && off[p->count] != UINT32_MAX) {
+            /* an array counted by an integer at a known offset */
+            const etw_property *c = &s->props[p->count];
+            if (c->flags & (ETW_PROP_BITS | ETW_PROP_ARRAY_MASK | ETW_PROP_STRUCT | ETW_PROP_CUSTOM_SIZED)) return 0;
+            etw_decode_plan_step *st = &pl->steps[pl->nsteps - 1];
+            st->skip = (uint32_t)run;
+            st->kind = ETW_PLAN_ARRAY;
+            st->elem = (uint8_t)elem_size(p->in_type, ptr);
+            st->count_size = (uint8_t)elem_size(c->in_type, ptr);
+            st->count_off = off[p->count];
+            if (!plan_step(pl, ETW_PLAN_END)) return 0;
+            run = 0;
+            static_at = 0;
+            zeros++;
+        } else {
+            return 0;
+        }
+        /* below the zero-item limit (at least ETW_ZERO_ITEMS_BASE) those
+         * never end the walk; sizes stay 32-bit */
+        if (zeros >= ETW_ZERO_ITEMS_BASE || run > UINT32_MAX) return 0;
+    }
+    pl->steps[pl->nsteps - 1].skip = (uint32_t)run;
+    return 1;
+}
+
+uint32_t etw_decode_plan_trailing(const etw_decode_plan_t *pl, const uint8_t *data, uint32_t size) {
+    uint32_t pos = 0;
+    if (!data) {
+        data = empty_payload;
+        size = 0;
+    }
+    for (uint32_t i = 0; i < pl->nsteps; i++) {
+        const etw_decode_plan_step *st = &pl->steps[i];
+        /* a walk that runs out of payload ends there: nothing trails */
+        if (size - pos < st->skip) return 0;
+        pos += st->skip;
+        uint32_t rest = size - pos;
+        int found;
+        switch (st->kind) {
+        case ETW_PLAN_STR8:
+        case ETW_PLAN_STR16: {
+            unsigned unit = st->kind == ETW_PLAN_STR16 ? 2 : 1;
+            uint32_t n = str_len(data + pos, rest, unit, &found);
+            if (!found) return 0; /* it takes the rest */
+            pos += n + unit;
+            break;
+        }
+        case ETW_PLAN_ARRAY: {
+            /* the count's bytes are before pos: the steps passed them */
+            uint64_t n = load_n(data + st->count_off, st->count_size);
+            if (n > UINT32_MAX) n = UINT32_MAX;
+            if (n > ETW_ARRAY_CAP && n > rest) n = rest > ETW_ARRAY_CAP ? rest : ETW_ARRAY_CAP;
+            if (n * st->elem > rest) return 0; /* an element takes the rest */
+            pos += (uint32_t)(n * st->elem);
+            break;
+        }
+        default: return rest;
+        }
+    }
+    return size - pos;
+}
+
+int etw_decode_walk_fields(const etw_schema *s, const etw_event *ev, size_t refs_len, const uint16_t *index,
+                           uint32_t n, const uint8_t **data, uint32_t *size, int8_t *got) {
+    if (!s || !ev || !data || !size || !got || (n && !index) || n > ETW_DECODE_WALK_FIELDS) return -1;
+    for (uint32_t k = 0; k < n; k++) {
+        if (index[k] >= s->top_count || index[k] >= s->prop_count || (k && index[k] <= index[k - 1])) return -1;
+        uint16_t in = s->props[index[k]].in_type;
+        uint32_t f = s->props[index[k]].flags;
+        /* the value's bytes are the property's for integers; a
+         * NUL-terminated string's, without the NUL */
+        int str = in == ETW_INTYPE_ANSISTRING || in == ETW_INTYPE_UNICODESTRING;
+        if (f & (ETW_PROP_CUSTOM_SIZED | ETW_PROP_LENGTH_FIXED | ETW_PROP_BITS | ETW_PROP_ARRAY_MASK)) return -1;
+        if (!str && !is_integer(in)) return -1;
+    }
+    uint32_t pos, takes[ETW_DECODE_WALK_FIELDS], at[ETW_DECODE_WALK_FIELDS];
+    uint8_t reached[ETW_DECODE_WALK_FIELDS];
+    if (!flat_walk(s, ev, refs_len, index, n, &pos, takes, at, reached)) return -1;
+    const uint8_t *base = ev->user_data ? ev->user_data : empty_payload;
+    for (uint32_t k = 0; k < n; k++) {
+        got[k] = (int8_t)reached[k];
+        if (!reached[k]) continue;
+        uint16_t in = s->props[index[k]].in_type;
+        data[k] = base + at[k];
+        if (in == ETW_INTYPE_ANSISTRING || in == ETW_INTYPE_UNICODESTRING) {
+            int found;
+            size[k] = str_len(data[k], takes[k], in == ETW_INTYPE_UNICODESTRING ? 2 : 1, &found);
+        } else {
+            size[k] = takes[k];
+        }
+    }
     return 1;
 }
 
 int etw_decode_walk_field(const etw_schema *s, const etw_event *ev, size_t refs_len, uint16_t index,
                           const uint8_t **data, uint32_t *size) {
-    if (!s || !ev || !data || !size || index >= s->top_count || index >= s->prop_count) return -1;
-    uint16_t in = s->props[index].in_type;
-    uint32_t f = s->props[index].flags;
-    /* the value's bytes are the property's for integers; a NUL-terminated
-     * string's, without the NUL */
-    int str = in == ETW_INTYPE_ANSISTRING || in == ETW_INTYPE_UNICODESTRING;
-    if (f & (ETW_PROP_CUSTOM_SIZED | ETW_PROP_LENGTH_FIXED | ETW_PROP_BITS | ETW_PROP_ARRAY_MASK)) return -1;
-    if (!str && !is_integer(in)) return -1;
-    uint32_t pos, take = 0;
-    int reached;
-    if (!flat_walk(s, ev, refs_len, index, &pos, &take, &reached)) return -1;
-    if (!reached) return 0;
-    *data = (ev->user_data ? ev->user_data : empty_payload) + pos;
-    if (str) {
-        int found;
-        *size = str_len(*data, take, in == ETW_INTYPE_UNICODESTRING ? 2 : 1, &found);
-    } else {
-        *size = take;
-    }
-    return 1;
+    if (!s || !ev || !data || !size) return -1;
+    int8_t got;
+    int r = etw_decode_walk_fields(s, ev, refs_len, &index, 1, data, size, &got);
+    return r < 0 ? -1 : got;
 }

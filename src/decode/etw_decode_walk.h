@@ -30,6 +30,36 @@ int etw_decode_walk_u32(const etw_schema *s, const etw_event *ev, uint16_t index
  * any payload. */
 int etw_decode_walk_trailing(const etw_schema *s, const etw_event *ev, size_t refs_len, uint32_t *trailing);
 
+/* A schema's payload as the few things whose size the bytes decide, for
+ * finding its trailing bytes faster than etw_decode_walk_trailing: steps
+ * of `skip` fixed bytes (the fixed-size scalars, strings and binaries of
+ * a fixed length, arrays of them with a literal count), each followed by
+ * a NUL-terminated string, an array counted by an integer at a fixed
+ * offset, or the end. */
+#define ETW_DECODE_PLAN_STEPS 8
+enum { ETW_PLAN_END = 0, ETW_PLAN_STR8, ETW_PLAN_STR16, ETW_PLAN_ARRAY };
+typedef struct etw_decode_plan_step {
+    uint32_t skip;
+    uint8_t kind;       /* ETW_PLAN_* */
+    uint8_t elem;       /* ETW_PLAN_ARRAY: bytes per element */
+    uint8_t count_size; /* ETW_PLAN_ARRAY: the count integer's bytes, at */
+    uint32_t count_off; /* this payload offset */
+} etw_decode_plan_step;
+typedef struct etw_decode_plan_t {
+    uint32_t nsteps;
+    etw_decode_plan_step steps[ETW_DECODE_PLAN_STEPS];
+} etw_decode_plan_t;
+
+/* The plan of schema s's payloads with pointers of ptr bytes (4 or 8): 1
+ * and *pl, or 0 when the schema has more than that (a struct, a length
+ * reference, a bit field, more variable parts than the steps hold, ...).
+ * Depends on the schema alone. */
+int etw_decode_plan(const etw_schema *s, uint8_t ptr, etw_decode_plan_t *pl);
+
+/* The trailing bytes of a payload data[0..size) of a planned schema:
+ * exactly what etw_decode_walk_trailing gives (and the walk). */
+uint32_t etw_decode_plan_trailing(const etw_decode_plan_t *pl, const uint8_t *data, uint32_t size);
+
 /* Top-level property `index` of ev's payload as etw_decode_next gives it,
  * read directly when the properties up to it are flat (as above) and it
  * is an integer (not a bit field or array) or a NUL-terminated string
@@ -38,5 +68,16 @@ int etw_decode_walk_trailing(const etw_schema *s, const etw_event *ev, size_t re
  * only the walk can tell. */
 int etw_decode_walk_field(const etw_schema *s, const etw_event *ev, size_t refs_len, uint16_t index,
                           const uint8_t **data, uint32_t *size);
+
+/* Most fields etw_decode_walk_fields reads in one walk. */
+#define ETW_DECODE_WALK_FIELDS 8u
+
+/* etw_decode_walk_field for n top-level properties index[0..n) (strictly
+ * increasing, at most ETW_DECODE_WALK_FIELDS) in one walk: 1 and for each
+ * got[k] (1: data[k], size[k] as etw_decode_walk_field gives them; 0: the
+ * walk gives it no value), or -1 when only the walk can tell (for any of
+ * them). */
+int etw_decode_walk_fields(const etw_schema *s, const etw_event *ev, size_t refs_len, const uint16_t *index,
+                           uint32_t n, const uint8_t **data, uint32_t *size, int8_t *got);
 
 #endif

@@ -259,6 +259,18 @@ etw_status etw_multi_next(etw_multi *m, etw_event *ev, size_t *file) {
         m->files[m->current].has_head = 0;
         m->pending = 0;
     }
+    if (m->count == 1 && !m->files[0].has_head) {
+        /* one file (no reader is added once reading started): its next
+         * event, read in place instead of through the head */
+        multi_file *f = &m->files[0];
+        m->current = 0;
+        if (f->done || etw_reader_next(f->reader, ev) != ETW_OK) {
+            f->done = 1;
+            return ETW_END;
+        }
+        if (file) *file = 0;
+        return ETW_OK;
+    }
     size_t best = m->count;
     if (m->opt.file_order) {
         for (size_t i = 0; i < m->count && best == m->count; i++) {

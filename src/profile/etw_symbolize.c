@@ -12,7 +12,9 @@
 #include "common/etw_alloc.h"
 #include "common/etw_bytes.h"
 #include "common/etw_utf16.h"
+#include "decode/etw_decode_walk.h"
 #include "etwdecode/etw_pdb.h"
+#include "schema/etw_source.h"
 #include "profile/etw_profile_internal.h"
 
 /* ---- fields by name ------------------------------------------------------ */
@@ -25,12 +27,54 @@ typedef struct field {
     uint8_t found;
 } field;
 
+/* The fields read in one flat walk (etw_decode_walk_fields) of their
+ * top-level properties, remembered per schema and field list: 1 when it
+ * could (f then holds what the decode gives), 0 when the decode must tell. */
+static int read_fields(etw_profile *p, const etw_event *ev, const etw_schema *s, field *f, size_t n) {
+    /* TraceLogging schemas are evicted: their ids are never kept */
+    if (n > ETW_FIELDS_MEMO_MAX || s->source == ETW_SOURCE_TRACELOGGING) return 0;
+    etw_fields_memo *m = &p->sym.fields[(s->id ^ ((uintptr_t)f[0].name >> 4)) & (ETW_FIELDS_MEMO_SLOTS - 1u)];
+    if (m->schema != s || m->id != s->id || m->first != f[0].name) {
+        /* names are unique among the top-level properties (etw_names.h):
+         * a field without one is never found */
+        uint32_t top = s->top_count < s->prop_count ? s->top_count : s->prop_count;
+        m->n = 0;
+        for (uint32_t j = 0; j < top; j++)
+            for (size_t i = 0; s->props[j].name && i < n; i++)
+                if (!strcmp(s->props[j].name, f[i].name)) {
+                    m->prop[m->n] = (uint16_t)j;
+                    m->slot[m->n++] = (uint8_t)i;
+                    break;
+                }
+        m->schema = s;
+        m->id = s->id;
+        m->first = f[0].name;
+    }
+    uint64_t *refs;
+    size_t refs_len;
+    etw_decoder_scratch(p->opt.decoder, &refs, &refs_len);
+    const uint8_t *data[ETW_FIELDS_MEMO_MAX];
+    uint32_t size[ETW_FIELDS_MEMO_MAX];
+    int8_t got[ETW_FIELDS_MEMO_MAX];
+    if (etw_decode_walk_fields(s, ev, refs_len, m->prop, m->n, data, size, got) != 1) return 0;
+    for (uint32_t k = 0; k < m->n; k++) {
+        if (!got[k]) continue;
+        field *x = &f[m->slot[k]];
+        x->data = data[k];
+        x->size = size[k];
+        x->in_type = s->props[m->prop[k]].in_type;
+        x->found = 1;
+    }
+    return 1;
+}
+
 /* Decode ev's top-level fields named in f (s resolved when NULL). 0 when
  * the event has no schema. */
 static int get_fields(etw_profile *p, const etw_event *ev, const etw_schema *s, field *f, size_t n) {
     for (size_t i = 0; i < n; i++) f[i].found = 0;
     if (!s && etw_decoder_resolve(p->opt.decoder, ev, &s, NULL) != ETW_OK) return 0;
     if (!s) return 0;
+    if (read_fields(p, ev, s, f, n)) return 1;
     etw_decode_cursor c;
     if (etw_decoder_begin(p->opt.decoder, ev, s, &c) != ETW_OK) return 0;
     etw_value v;

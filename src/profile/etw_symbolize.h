@@ -58,7 +58,23 @@ typedef struct etw_pdbent {
     struct etw_pdb *pdb;  /* NULL: not found or did not open */
 } etw_pdbent;
 
+/* get_fields' memo (etw_symbolize.c): per schema and field list, the
+ * top-level properties of the fields in property order, so that they are
+ * read in one flat walk (etw_decode_walk_fields) instead of by decoding
+ * the payload; direct-mapped by schema id, a fixed number of slots. */
+#define ETW_FIELDS_MEMO_SLOTS 32u
+#define ETW_FIELDS_MEMO_MAX 6u /* fields of one call */
+typedef struct etw_fields_memo {
+    const void *schema; /* NULL: empty */
+    uint32_t id;
+    const char *first;  /* the call's first field name (its list) */
+    uint32_t n;         /* fields that are top-level properties */
+    uint16_t prop[ETW_FIELDS_MEMO_MAX]; /* their indices, increasing */
+    uint8_t slot[ETW_FIELDS_MEMO_MAX];  /* the call's field of each */
+} etw_fields_memo;
+
 typedef struct etw_symbols {
+    etw_fields_memo fields[ETW_FIELDS_MEMO_SLOTS];
     etw_rangetab images;
     etw_rangetab methods;
     etw_ident *idents;

@@ -201,6 +201,7 @@ struct etw_cache {
     unsigned tl_cur; /* tl[tl_cur] takes inserts; tl[tl_cur ^ 1] is older */
     size_t tl_budget;
     etw_cache_tl_stats tl_stats;
+    uint64_t gen; /* etw_cache_generation: bumped by every insert and forget */
     uint32_t miss_gen;
     miss_slot miss[MISS_SLOTS];
     tl_miss_slot tl_miss[TL_MISS_SLOTS];
@@ -302,6 +303,7 @@ void etw_cache_forget_provider(etw_cache *c, etw_schema_source source, const etw
     c->epoch++;
     uint8_t g[16];
     etw_key_descriptor_guid(g, provider);
+    c->gen++;
     for (int w = 0; w < 2; w++) {
         index_map *m = &c->maps[(int)source - 1][w];
         if (source == ETW_SOURCE_TRACELOGGING) continue; /* keyed on metadata, not on a GUID */
@@ -749,6 +751,7 @@ etw_status etw_cache_insert(etw_cache *c, etw_schema_source source, uint8_t ptr_
     if (c->count == UINT32_MAX) return ETW_E_LIMIT;
 
     int tl = source == ETW_SOURCE_TRACELOGGING;
+    c->gen++; /* before anything changes (a rehash, a rotation) */
     if (tl) tl_maybe_rotate(c);
     index_map *m = tl ? &c->tl[c->tl_cur].maps[ptr_size == 4 ? 0 : 1] : map_for(c, source, ptr_size);
     arena *ar = tl ? &c->tl[c->tl_cur].ar : &c->ar;
@@ -842,6 +845,8 @@ const etw_schema *etw_cache_find(const etw_cache *c, etw_schema_source source,
 }
 
 uint32_t etw_cache_count(const etw_cache *c) { return c ? c->count : 0; }
+
+uint64_t etw_cache_generation(const etw_cache *c) { return c ? c->gen : 0; }
 
 const etw_schema *etw_cache_get(const etw_cache *c, uint32_t id) {
     if (!c || id >= c->count) return NULL;

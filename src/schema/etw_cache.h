@@ -112,10 +112,15 @@ void etw_cache_forget_provider(etw_cache *c, etw_schema_source source, const etw
 uint32_t etw_cache_count(const etw_cache *c);
 const etw_schema *etw_cache_get(const etw_cache *c, uint32_t id);
 
-/* Changes whenever what the cache answers may change for a key it answered
- * before: a provider's schemas forgotten, the negative cache cleared (every
- * source that learns calls one of them). A caller that remembers answers
- * per key keeps them while this stays the same. */
+/* Two counters for callers that remember answers per key.
+ * etw_cache_generation changes whenever what etw_cache_find answers may
+ * change (a schema inserted or replaced, a provider's schemas forgotten):
+ * a remembered map lookup stays right while it is the same.
+ * etw_cache_epoch changes less often: only when what a key resolves to
+ * through the sources may change for a key resolved before - a provider's
+ * schemas forgotten, the negative cache cleared (every source that learns
+ * calls one of them); inserting the schema of a new key does not. */
+uint64_t etw_cache_generation(const etw_cache *c);
 uint64_t etw_cache_epoch(const etw_cache *c);
 
 /* Negative cache, bounded (a fixed number of slots; a new miss may evict an

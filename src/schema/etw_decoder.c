@@ -42,6 +42,30 @@ typedef struct es_loaded {
     size_t len;
 } es_loaded;
 
+/* etw_decoder_payload_problem's memo of etw_decode_plan: slots
+ * direct-mapped by schema id (a power of two; a slot holds the last
+ * schema that mapped to it, so the memory is fixed) */
+#define PLAN_MEMO_SLOTS 256u
+/* a slot's state for one pointer width */
+enum { PLAN_UNSET = 0, PLAN_NONE, PLAN_SET };
+typedef struct plan_memo {
+    const etw_schema *s; /* NULL: empty */
+    uint32_t id;
+    uint8_t state[2];           /* pointers of 4, 8 bytes */
+    etw_decode_plan_t plan[2];
+} plan_memo;
+
+/* resolve_keyed's memo of what the cache answered for a key (the sources
+ * in precedence order): slots direct-mapped by a few key bytes, right
+ * while the cache's generation and the sources are the same */
+#define KEY_MEMO_SLOTS 64u
+typedef struct key_memo {
+    uint64_t gen; /* etw_cache_generation + 1 when filled (0: empty) */
+    const etw_schema *s;
+    uint8_t kind, w, klen;
+    uint8_t key[ETW_CLASSIC_KEY_SIZE];
+} key_memo;
+
 struct etw_decoder {
     etw_allocator alloc;
     etw_decoder_options opt;
@@ -80,6 +104,9 @@ struct etw_decoder {
     etw_wpp_set *wpp_own;
     const etw_wpp_set *wpp_sets[ETW_DECODER_MAX_WPP];
     uint32_t nwpp;
+    plan_memo plans[PLAN_MEMO_SLOTS];
+    key_memo keys[KEY_MEMO_SLOTS];
+    uint64_t keys_gen0; /* bumped when the sources change: added to the cache's */
 };
 
 static void report(void *ctx, const etw_diag *diag) {
@@ -359,6 +386,16 @@ static etw_status resolve_keyed(etw_decoder *d, const etw_event *ev, etw_source_
         etw_key_classic(key, &ev->provider, ev->opcode, ev->version);
     else
         etw_key_descriptor(key, &ev->provider, ev->id, ev->version);
+    /* the same key as an event before, the cache unchanged since: its answer */
+    uint64_t gen = etw_cache_generation(d->cache) + d->keys_gen0 + 1;
+    key_memo *km = &d->keys[(key[0] ^ key[3] ^ key[15] * 7u ^ key[16] * 31u ^ key[klen - 1] * 131u) &
+                            (KEY_MEMO_SLOTS - 1u)];
+    if (km->gen == gen && km->kind == (uint8_t)kind && km->w == w && km->klen == klen && !memcmp(km->key, key, klen)) {
+        d->stats.hits++;
+        d->builtin_cached |= km->s->source == ETW_SOURCE_BUILTIN;
+        *out = km->s;
+        return ETW_OK;
+    }
     uint64_t h = etw_cache_hash(key, klen);
     for (uint32_t i = 0; i < d->nsources; i++) {
         if (d->sources[i].key != kind) continue;
@@ -366,6 +403,12 @@ static etw_status resolve_keyed(etw_decoder *d, const etw_event *ev, etw_source_
         if (s) {
             d->stats.hits++;
             d->builtin_cached |= s->source == ETW_SOURCE_BUILTIN;
+            km->gen = gen;
+            km->s = s;
+            km->kind = (uint8_t)kind;
+            km->w = w;
+            km->klen = (uint8_t)klen;
+            memcpy(km->key, key, klen);
             *out = s;
             return ETW_OK;
         }
@@ -1100,9 +1143,36 @@ void etw_decoder_event_ids(const etw_decoder *d, const etw_event *ev, const etw_
     etw_kernel_ids(d->kernel, ev, s, pid, tid);
 }
 
+/* The plan of s for ev's pointer width (etw_decode_plan), memoized per
+ * schema of this decoder's cache: NULL when the payload needs the flat
+ * walk (or s is not one the memo may keep). */
+static const etw_decode_plan_t *payload_plan(etw_decoder *d, const etw_event *ev, const etw_schema *s) {
+    /* where etw_decode_begin refuses to walk, flat_walk's own checks */
+    if ((s->prop_count && (!s->props || d->refs_len < s->prop_count)) || (!ev->user_data && ev->user_data_len))
+        return NULL;
+    /* the width flat_walk uses */
+    uint8_t ptr = ev->pointer_size == 4 || ev->pointer_size == 8 ? ev->pointer_size : s->pointer_size == 4 ? 4 : 8;
+    plan_memo *m = &d->plans[s->id & (PLAN_MEMO_SLOTS - 1u)];
+    if (m->s != s || m->id != s->id) {
+        /* a schema of the cache, which never changes while the decoder
+         * lives: not TraceLogging's (evicted), nor one made by the caller */
+        if (s->source == ETW_SOURCE_TRACELOGGING || etw_cache_get(d->cache, s->id) != s) return NULL;
+        m->s = s;
+        m->id = s->id;
+        m->state[0] = m->state[1] = PLAN_UNSET;
+    }
+    int w = ptr == 8;
+    if (m->state[w] == PLAN_UNSET) m->state[w] = etw_decode_plan(s, ptr, &m->plan[w]) ? PLAN_SET : PLAN_NONE;
+    return m->state[w] == PLAN_SET ? &m->plan[w] : NULL;
+}
+
 const char *etw_decoder_payload_problem(etw_decoder *d, const etw_event *ev, const etw_schema *s,
                                         uint32_t trailing) {
     if (!d || !ev || !s) return NULL;
+    if (trailing == ETW_PAYLOAD_WALK) {
+        const etw_decode_plan_t *pl = payload_plan(d, ev, s);
+        if (pl) trailing = etw_decode_plan_trailing(pl, ev->user_data, ev->user_data_len);
+    }
     /* most payloads are flat scalars: their end without making the values */
     if (trailing == ETW_PAYLOAD_WALK && !etw_decode_walk_trailing(s, ev, d->refs_len, &trailing)) {
         etw_decode_cursor c;
@@ -1139,6 +1209,7 @@ etw_status etw_decoder_add_source(etw_decoder *d, const etw_source *src) {
     if (d->nsources == MAX_SOURCES) return ETW_E_LIMIT;
     d->sources[d->nsources++] = *src;
     etw_cache_miss_clear(d->cache);
+    d->keys_gen0 += (uint64_t)1 << 32; /* the remembered answers asked fewer sources */
     return ETW_OK;
 }
 

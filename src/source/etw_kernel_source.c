@@ -63,6 +63,7 @@ struct etw_kernel_source {
     etw_guid rec_guid[MAX_RECORDING];
     uint8_t rec_type[MAX_RECORDING];
     uint32_t nrec;
+    uint8_t rec_types[32]; /* bit t: some of them has event type t (a quick no) */
 };
 
 etw_status etw_kernel_source_new(etw_kernel_source **out, const etw_allocator *alloc,
@@ -79,6 +80,7 @@ etw_status etw_kernel_source_new(etw_kernel_source **out, const etw_allocator *a
         for (uint16_t e = 0; e < fam->event_count; e++)
             if ((fam->events[e].id_flags & ETW_KID_RECORDS_THREAD) && k->nrec < MAX_RECORDING) {
                 k->rec_guid[k->nrec] = fam->guid;
+                k->rec_types[fam->events[e].type >> 3] |= (uint8_t)(1u << (fam->events[e].type & 7u));
                 k->rec_type[k->nrec++] = fam->events[e].type;
             }
     }
@@ -87,6 +89,7 @@ etw_status etw_kernel_source_new(etw_kernel_source **out, const etw_allocator *a
 }
 
 int etw_kernel_records_thread(const etw_kernel_source *k, const etw_event *ev) {
+    if (!(k->rec_types[ev->opcode >> 3] & (1u << (ev->opcode & 7u)))) return 0;
     for (uint32_t i = 0; i < k->nrec; i++)
         if (ev->opcode == k->rec_type[i] && ev->provider.data1 == k->rec_guid[i].data1 &&
             etw_guid_equal(&ev->provider, &k->rec_guid[i]))

@@ -107,6 +107,8 @@ typedef struct diag_ctx {
     etw_multi *multi;    /* once open: names the file of the current event */
     int quiet;
     int muted; /* during the pre-scan: the same problems come again later */
+    int hold;  /* --stats -j 1 without a pre-scan: problems are not said, only */
+    int held;  /* noted here (the run is made again the old way: run_stats) */
     manifests *mf; /* the -m options (NULL: none) */
     etw_builtins *builtins; /* the built-in manifests, parsed once for every decoder of the run */
     int *lost_entries; /* while opening: archive entries skipped as no trace (counted as skipped files) */
@@ -151,6 +153,8 @@ typedef struct session {
     int cut_short;       /* the run stopped before the end (-n reached, a closed pipe) */
     int saw_stacks;      /* --stats: a StackWalk event was read (CPU samples by module follow) */
     int stacks_ahead;    /* --stats -j 1: the pre-scan met a StackWalk event (or did not look) */
+    int no_prescan;      /* --stats -j 1: the decoder was made without the pre-scan (run_stats) */
+    int rescan;          /* ... and the scan met what the pre-scan changes: made again with it */
     metadata_kept metadata; /* --stats -j N: the MetaData records the run read */
     field_check *fields_seen; /* --fields: the names the selected events had (NULL: none) */
 } session;

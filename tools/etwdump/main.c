@@ -15,10 +15,11 @@ static const char *diag_file(const diag_ctx *c) {
 }
 
 static void on_diag(void *ctx, const etw_diag *d) {
-    const diag_ctx *c = ctx;
+    diag_ctx *c = ctx;
     /* an archive's entry that is not a trace: skipped like a file */
     if (c->path && c->lost_entries && d->status == ETW_E_NOT_ETL) (*c->lost_entries)++;
-    if (c->quiet || c->muted) return;
+    if (c->hold) c->held = 1;
+    if (c->quiet || c->muted || c->hold) return;
     fprintf(stderr, "etwdump: %s: offset 0x%llx: %s\n", diag_file(c), (unsigned long long)d->file_offset,
             d->message);
 }
@@ -27,7 +28,11 @@ static void on_diag(void *ctx, const etw_diag *d) {
  * manifest that cannot be read is said even with --quiet (it stops the
  * run); status ETW_OK is a warning (nothing lost). */
 void on_decoder_diag(void *ctx, const etw_diag *d) {
-    const diag_ctx *c = ctx;
+    diag_ctx *c = ctx;
+    if (c->hold) {
+        c->held = 1;
+        return;
+    }
     if (c->quiet && d->status != ETW_E_IO) return;
     fprintf(stderr, "etwdump: %s%s\n", d->status == ETW_OK ? "warning: " : "", d->message);
 }
@@ -208,14 +213,20 @@ int main(int argc, char **argv) {
     }
     int parallel = parallel_run(&o, m);
     /* the pipeline makes its own decoders and filters, one per thread */
-    /* --stats: whether the trace has stacks is known before the scan */
+    /* --stats: whether the trace has stacks is known before the scan; on
+     * one thread without -n and the options whose sources load lazily, the
+     * scan goes without the pre-scan first (run_stats) */
     int stacks = 1;
+    int no_prescan = o.stats && !parallel && !o.max_events && !o.nmanifests && !o.nwindows && !o.ntmf &&
+                     !o.nsymbols;
     int rc = EXIT_CLEAN;
     if (etw_builtins_new(&dc.builtins, NULL) != ETW_OK) {
         fprintf(stderr, "etwdump: out of memory\n");
         rc = EXIT_FATAL;
     }
-    if (rc != EXIT_FATAL && !parallel) rc = setup_decoder_ex(&o, m, &dc, 1, o.stats ? &stacks : NULL, &dec);
+    if (rc != EXIT_FATAL && !parallel)
+        rc = setup_decoder_ex(&o, m, &dc, !no_prescan, o.stats && !no_prescan ? &stacks : NULL, &dec);
+    if (no_prescan) stacks = 0;
     if (rc != EXIT_FATAL && !(filter = build_filter(&o))) rc = EXIT_FATAL;
     if (rc != EXIT_FATAL) {
         session s;
@@ -224,6 +235,7 @@ int main(int argc, char **argv) {
         s.m = m;
         s.dec = dec;
         s.stacks_ahead = stacks;
+        s.no_prescan = no_prescan;
         s.filter = filter;
         s.out = out;
         s.dc = &dc;
@@ -245,6 +257,8 @@ int main(int argc, char **argv) {
                  : o.perfetto ? run_perfetto(&s)
                  : parallel  ? run_events_parallel(&s)
                              : run_events(&s);
+        dec = s.dec; /* run_stats may have made them again */
+        filter = s.filter;
         if (r2 > rc) rc = r2;
         if ((r2 == EXIT_CLEAN || r2 == EXIT_SKIPPED) && !s.cut_short && !o.quiet) {
             report_unmatched(&o, filter);

@@ -15,6 +15,11 @@ typedef struct summary {
     cpu_feed *cpu;        /* --stats -j 1 without -n: the CPU samples, in the same pass */
 } summary;
 
+/* Decompressed buffers kept for a second read of the trace (the pre-scan
+ * of scan_again for its scan, the -j N run for cpu_summary; the rest is
+ * decompressed again): at most this many bytes. */
+#define RESCAN_KEEP_BYTES ((size_t)64 << 20)
+
 /* Read every event; feed the selected ones to the summary. */
 static int scan(session *s, summary *sm) {
     const options *o = s->o;
@@ -28,6 +33,15 @@ static int scan(session *s, summary *sm) {
         progress_tick(pg, ++read, file, &ev);
         if (stop_requested()) {
             rc = EXIT_INTERRUPTED;
+            break;
+        }
+        /* without the pre-scan: a problem said, a StackWalk event (the CPU
+         * samples are fed from the start) or a MetaData record (learned
+         * ahead) and the run is made again with it (run_stats) */
+        if (s->no_prescan && (s->dc->held || has_stacks(&ev) ||
+                              (ev.provider.data1 == METADATA_PROVIDER_DATA1 &&
+                               etw_decoder_learn_kind(s->dec, &ev) == ETW_LEARN_AHEAD))) {
+            s->rescan = 1;
             break;
         }
         if (!s->saw_stacks && has_stacks(&ev)) s->saw_stacks = 1;
@@ -53,7 +67,47 @@ static int scan(session *s, summary *sm) {
         }
     }
     progress_end(pg);
-    etw_decoder_finish(s->dec);
+    if (!s->rescan) etw_decoder_finish(s->dec);
+    if (s->no_prescan && s->dc->held) s->rescan = 1;
+    return rc;
+}
+
+/* --stats -j 1 without the pre-scan, when the scan met what it changes:
+ * everything made again as with it (a new decoder that learned the
+ * MetaData records ahead, knowing whether the trace has stacks), the
+ * problems said this time. */
+static int scan_again(session *s, summary *sm) {
+    s->dc->hold = 0;
+    s->dc->held = 0;
+    s->no_prescan = 0;
+    s->rescan = 0;
+    s->saw_stacks = 0;
+    s->cut_short = 0;
+    etw_stats_free(sm->stats);
+    sm->stats = NULL;
+    etw_decoder_free(s->dec);
+    s->dec = NULL;
+    /* the filter too: it notes what it met by the decoder's schema ids */
+    etw_filter_free(s->filter);
+    s->filter = build_filter(s->o);
+    if (!s->filter) return EXIT_FATAL;
+    etw_filter_set_origin(s->filter, s->origin);
+    int stacks = 0;
+    /* read twice from here: the second time without decompressing (a bound
+     * for all the files together) */
+    size_t keep = RESCAN_KEEP_BYTES / (etw_multi_count(s->m) ? etw_multi_count(s->m) : 1);
+    for (size_t i = 0; i < etw_multi_count(s->m); i++)
+        etw_reader_keep_decompressed(etw_multi_reader(s->m, i), keep); /* without memory: decompressed again */
+    int rc = etw_multi_rewind(s->m) == ETW_OK && etw_stats_new(&sm->stats, NULL) == ETW_OK
+                 ? setup_decoder_ex(s->o, s->m, s->dc, 1, &stacks, &s->dec)
+                 : EXIT_FATAL;
+    s->stacks_ahead = stacks;
+    if (rc != EXIT_FATAL && s->stacks_ahead && !s->o->max_events && cpu_feed_new(s, &sm->cpu) == EXIT_FATAL)
+        rc = EXIT_FATAL;
+    if (rc != EXIT_FATAL) {
+        int r2 = scan(s, sm);
+        if (r2 > rc) rc = r2;
+    }
     return rc;
 }
 
@@ -264,7 +318,13 @@ static etw_status stat_write(void *ctx, const void *data, size_t len) {
 static int stat_on_read(void *ctx, uint64_t n, const etw_event *ev) {
     stat_run *sr = ctx;
     progress_tick(sr->pg, n, 0, ev);
-    if (!sr->s->saw_stacks && has_stacks(ev)) sr->s->saw_stacks = 1;
+    if (!sr->s->saw_stacks && has_stacks(ev)) {
+        sr->s->saw_stacks = 1;
+        /* cpu_summary reads the trace again: the decompressed buffers from
+         * here on are kept for it (the readers are read on this thread) */
+        for (size_t i = 0; i < etw_multi_count(sr->s->m); i++)
+            etw_reader_keep_decompressed(etw_multi_reader(sr->s->m, i), RESCAN_KEEP_BYTES);
+    }
     /* kept for cpu_summary's decoder, which learns them instead of a
      * pre-scan (the same answer on any decoder: the event alone decides) */
     if (ev->provider.data1 == METADATA_PROVIDER_DATA1 &&
@@ -368,7 +428,14 @@ int run_stats(session *s) {
     /* on one thread the scan feeds the CPU profile too (used when the trace
      * has stacks; not with -n: the counts stop there) */
     int rc = s->dec && s->stacks_ahead && !s->o->max_events ? cpu_feed_new(s, &sm.cpu) : EXIT_CLEAN;
+    s->dc->hold = s->no_prescan;
     if (rc == EXIT_CLEAN) rc = s->dec ? scan(s, &sm) : scan_parallel(s, sm.stats);
+    s->dc->hold = 0;
+    if (s->rescan && rc != EXIT_FATAL && rc != EXIT_INTERRUPTED) rc = scan_again(s, &sm);
+    if (rc == EXIT_FATAL && !sm.stats) {
+        fprintf(stderr, "etwdump: out of memory\n");
+        return EXIT_FATAL;
+    }
     if (rc == EXIT_AGAIN) {
         /* a table reached its bound: which keys it let in depends on the
          * order, so count again on one thread, as -j 1 (the problems of
