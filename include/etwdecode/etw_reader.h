@@ -219,13 +219,6 @@ const etw_reader_stats *etw_reader_stats_get(const etw_reader *r);
 /* Go back to the first event (the index is kept). */
 etw_status etw_reader_rewind(etw_reader *r);
 
-/* Keep the decompressed bytes of the compressed buffers read from now on,
- * up to max_bytes in all, so that reading them again after
- * etw_reader_rewind does not decompress them again (the same events and
- * counts; a buffer that had a problem is not kept, nor one past the
- * bound). 0 keeps no more; the kept bytes are freed with the reader. */
-etw_status etw_reader_keep_decompressed(etw_reader *r, size_t max_bytes);
-
 void etw_reader_close(etw_reader *r);
 
 /* --- Part of a file by time: one file split over several workers ---------

@@ -170,11 +170,6 @@ struct etw_reader {
     size_t win_cap, win_len;
     uint64_t win_off;
     uint32_t win_hint; /* the size of the buffer the index is at */
-    /* etw_reader_keep_decompressed(): the decompressed bytes of compressed
-     * buffers by buffer index (NULL: not kept), kept_bytes of kept_max */
-    uint8_t **kept;
-    uint32_t *kept_end;
-    size_t kept_bytes, kept_max;
 };
 
 /* --- diagnostics ------------------------------------------------------- */
@@ -761,41 +756,11 @@ static void buffer_done(const etw_reader *r, uint32_t bi) {
     if (r->file && !r->hooked) etw_file_done(r->file, r->bufs[bi].offset, r->bufs[bi].disk_size);
 }
 
-/* Whether a compressed buffer's load without a problem is to be kept
- * (etw_reader_keep_decompressed): the bound has room for `bytes`. */
-static int keeps(const etw_reader *r, uint32_t bi, const etw_buffer_load *L, size_t bytes) {
-    return r->kept && bi < r->nbufs && !r->kept[bi] && (r->bufs[bi].flags & ETW_BUFFER_FLAG_COMPRESSED) &&
-           !L->has_diag && !L->skipped && L->data && L->end >= ETW_BUFFER_HEADER_SIZE && L->end <= bytes &&
-           bytes <= r->kept_max - r->kept_bytes;
-}
-
-static void keep_as(etw_reader *r, uint32_t bi, uint8_t *bytes, uint32_t end, size_t size) {
-    r->kept[bi] = bytes;
-    r->kept_end[bi] = end;
-    r->kept_bytes += size;
-}
-
-/* A copy of a load that is not the reader's own (the pipeline's). */
-static void keep_copy(etw_reader *r, uint32_t bi, const etw_buffer_load *L) {
-    if (!keeps(r, bi, L, L->end)) return;
-    uint8_t *copy = etw_alloc(&r->alloc, L->end);
-    if (!copy) return; /* decompressed again next time */
-    memcpy(copy, L->data, L->end);
-    keep_as(r, bi, copy, L->end, L->end);
-}
-
 /* Make buffer bi the stream's current buffer. ETW_OK, or ETW_E_NOMEM /
  * ETW_E_IO (reported) when it could not be read at all. */
 static etw_status load_buffer(etw_reader *r, stream *st, uint32_t bi) {
     st->buf = bi;
     st->pos = ETW_BUFFER_HEADER_SIZE;
-    if (r->kept && bi < r->nbufs && r->kept[bi]) {
-        /* decompressed before without a problem: what load_report counted */
-        st->data = r->kept[bi];
-        st->end = r->kept_end[bi];
-        r->stats.bytes_decompressed += r->kept_end[bi] - ETW_BUFFER_HEADER_SIZE;
-        return ETW_OK;
-    }
     etw_buffer_load L;
     memset(&L, 0, sizeof L);
     L.mem = st->mem;
@@ -808,13 +773,6 @@ static etw_status load_buffer(etw_reader *r, stream *st, uint32_t bi) {
     L.tmp = r->tmp;
     L.tmp_cap = r->tmp_cap;
     etw_status s = etw_reader_load_buffer(r, &r->alloc, bi, &L);
-    if (s == ETW_OK && L.data == L.mem && keeps(r, bi, &L, L.mem_cap)) {
-        /* the stream's storage becomes the kept copy; the next load makes
-         * itself another */
-        keep_as(r, bi, L.mem, L.end, L.mem_cap);
-        L.mem = NULL;
-        L.mem_cap = 0;
-    }
     st->mem = L.mem;
     st->mem_cap = L.mem_cap;
     st->ra = L.ra;
@@ -827,31 +785,6 @@ static etw_status load_buffer(etw_reader *r, stream *st, uint32_t bi) {
     st->data = L.data;
     st->end = L.end;
     return s;
-}
-
-/* Forget the kept buffers (etw_reader_keep_decompressed). */
-static void kept_free(etw_reader *r) {
-    for (uint32_t i = 0; r->kept && i < r->nbufs; i++) etw_free(&r->alloc, r->kept[i]);
-    etw_free(&r->alloc, r->kept);
-    etw_free(&r->alloc, r->kept_end);
-    r->kept = NULL;
-    r->kept_end = NULL;
-    r->kept_bytes = r->kept_max = 0;
-}
-
-etw_status etw_reader_keep_decompressed(etw_reader *r, size_t max_bytes) {
-    if (!r) return ETW_E_INVALID_ARG;
-    if (max_bytes && !r->kept && r->nbufs) {
-        r->kept = etw_calloc(&r->alloc, r->nbufs, sizeof *r->kept);
-        r->kept_end = etw_calloc(&r->alloc, r->nbufs, sizeof *r->kept_end);
-        if (!r->kept || !r->kept_end) {
-            kept_free(r);
-            return ETW_E_NOMEM;
-        }
-    }
-    /* those kept stay (a stream may read one now): freed with the reader */
-    r->kept_max = max_bytes > r->kept_bytes ? max_bytes : r->kept_bytes;
-    return ETW_OK;
 }
 
 /* --- time ---------------------------------------------------------------- */
@@ -1043,7 +976,6 @@ COLD static int stream_refill(etw_reader *r, stream *st) {
             load_report(r, L);
             st->data = L->data;
             st->end = L->end;
-            if (L->status == ETW_OK) keep_copy(r, bi, L);
         } else if (load_buffer(r, st, bi) != ETW_OK) {
             st->data = NULL;
         }
@@ -1472,7 +1404,6 @@ void etw_reader_close(etw_reader *r) {
     etw_free(&a, r->lf_payload);
     etw_free(&a, r->tmp);
     etw_free(&a, r->win);
-    kept_free(r);
     if (r->file) etw_file_close(&a, r->file);
     etw_free(&a, r);
 }

@@ -15,11 +15,6 @@ typedef struct summary {
     cpu_feed *cpu;        /* --stats -j 1 without -n: the CPU samples, in the same pass */
 } summary;
 
-/* Decompressed buffers kept for a second read of the trace (the pre-scan
- * of scan_again for its scan, the -j N run for cpu_summary; the rest is
- * decompressed again): at most this many bytes. */
-#define RESCAN_KEEP_BYTES ((size_t)64 << 20)
-
 /* Read every event; feed the selected ones to the summary. */
 static int scan(session *s, summary *sm) {
     const options *o = s->o;
@@ -93,11 +88,6 @@ static int scan_again(session *s, summary *sm) {
     if (!s->filter) return EXIT_FATAL;
     etw_filter_set_origin(s->filter, s->origin);
     int stacks = 0;
-    /* read twice from here: the second time without decompressing (a bound
-     * for all the files together) */
-    size_t keep = RESCAN_KEEP_BYTES / (etw_multi_count(s->m) ? etw_multi_count(s->m) : 1);
-    for (size_t i = 0; i < etw_multi_count(s->m); i++)
-        etw_reader_keep_decompressed(etw_multi_reader(s->m, i), keep); /* without memory: decompressed again */
     int rc = etw_multi_rewind(s->m) == ETW_OK && etw_stats_new(&sm->stats, NULL) == ETW_OK
                  ? setup_decoder_ex(s->o, s->m, s->dc, 1, &stacks, &s->dec)
                  : EXIT_FATAL;
@@ -318,13 +308,7 @@ static etw_status stat_write(void *ctx, const void *data, size_t len) {
 static int stat_on_read(void *ctx, uint64_t n, const etw_event *ev) {
     stat_run *sr = ctx;
     progress_tick(sr->pg, n, 0, ev);
-    if (!sr->s->saw_stacks && has_stacks(ev)) {
-        sr->s->saw_stacks = 1;
-        /* cpu_summary reads the trace again: the decompressed buffers from
-         * here on are kept for it (the readers are read on this thread) */
-        for (size_t i = 0; i < etw_multi_count(sr->s->m); i++)
-            etw_reader_keep_decompressed(etw_multi_reader(sr->s->m, i), RESCAN_KEEP_BYTES);
-    }
+    if (!sr->s->saw_stacks && has_stacks(ev)) sr->s->saw_stacks = 1;
     /* kept for cpu_summary's decoder, which learns them instead of a
      * pre-scan (the same answer on any decoder: the event alone decides) */
     if (ev->provider.data1 == METADATA_PROVIDER_DATA1 &&
