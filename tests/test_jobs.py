@@ -110,5 +110,24 @@ with tempfile.TemporaryDirectory() as tmp:
             check(got[0] == ref[0], f"{what}: -j {j} exit status {got[0]}, -j 1 {ref[0]}")
             check(sorted(got[2].splitlines()) == sorted(ref[2].splitlines()), f"{what}: -j {j} reports the same problems")
 
+# --stats without -j on an input under 64 MiB runs on one thread (it costs less CPU and
+# about the same time there); -j 2 still runs the pipeline. Seen by what threads leave,
+# not by a clock: on net.4.5.2.x64.etl a pipeline of two threads waits on its peer some
+# 60-70 times (voluntary context switches), one thread once or twice. A machine of one
+# processor runs one thread either way.
+def switches(*args):
+    p = subprocess.Popen([ETWDUMP, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    out = p.stdout.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    return os.waitstatus_to_exitcode(status), ru.ru_nvcsw, out
+
+
+net = os.path.join(DATA, "net.4.5.2.x64.etl")
+rc1, n1, out1 = switches("--stats", net)
+rc2, n2, out2 = switches("--stats", "-j", "2", net)
+check(rc1 == rc2 == 0 and out1 == out2 and out1.startswith(b"file "),
+      "--stats on net.4.5.2 without -j and with -j 2: the same summary")
+check(n1 <= 10, f"--stats on net.4.5.2 (4.7 MB) without -j: one thread ({n1} voluntary context switches; -j 2: {n2})")
+
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -203,14 +203,22 @@ int run_events(session *s) {
 
 /* --- -j: the pipeline ------------------------------------------------------- */
 
+/* --stats without -j: inputs smaller than this run on one thread. */
+#define STATS_THREADS_MIN_BYTES ((unsigned long long)64 << 20)
+
 int parallel_run(const options *o, etw_multi *m) {
     /* --stacks, --profile, --report and --format perfetto (its spans pair
      * events across the trace) read the trace in order, on one thread */
     if (o->schemas || o->stacks || o->profile || o->split_by_event || o->report || o->perfetto) return 0;
     int several = etw_multi_count(m) > 1;
     /* --stats: -j 1, -n (the reader's counts where it stops) and several
-     * files stay in scan() */
-    if (o->stats) return !several && worker_threads(o) && !o->max_events;
+     * files stay in scan(); so does a small input without -j: one thread
+     * reads it in about the time two take, with less CPU (the kernel trace
+     * x10 of bench/stats_vs_snail.py, 31.5 MB: 22-27 ms CPU and wall at -j 1,
+     * 35-50 ms CPU and 30-31 ms wall at -j 2; 63 MB: 41.7 vs 39.0 ms wall,
+     * 41 vs 51 ms CPU) */
+    if (o->stats)
+        return !several && worker_threads(o) && !o->max_events && (o->jobs || input_bytes(m) >= STATS_THREADS_MIN_BYTES);
     /* several files with -j 1: run_events (the reference -j N is held to);
      * several files of tiny buffers too, where threads cost more than they
      * save (issue 23: two files of 10^6 buffers of 160 bytes took 5.4-6.4 s
