@@ -30,6 +30,7 @@ typedef struct seg {
     uint16_t id, task;
     uint8_t version, level, opcode, channel;
     uint16_t len;
+    uint64_t made; /* bumped whenever the slot's text is made anew (etw_json_spans.seg) */
     /* the values' spans of the keys ETW_JK_PROVIDER..ETW_JK_KEYWORDS, from
      * the segment's start */
     uint16_t voff[ETW_JK_KEYWORDS - ETW_JK_PROVIDER + 1], vlen[ETW_JK_KEYWORDS - ETW_JK_PROVIDER + 1];
@@ -327,6 +328,7 @@ static seg *seg_find(etw_json *j, const etw_event *ev, const etw_schema *s, int 
 
 static void seg_keep(seg *g, const etw_event *ev, const etw_schema *s, const char *text, size_t n,
                      const etw_json_spans *sp, size_t start) {
+    g->made++;
     if (n > SEG_MAX) {
         g->schema = NULL;
         return;
@@ -396,7 +398,9 @@ etw_status etw_json_event_spans(etw_json *j, const etw_reader *r, const etw_even
     int hit;
     seg *g = seg_find(j, ev, schema, &hit);
     size_t seg_start = t->len;
+    if (sp) sp->seg = 0;
     if (hit) {
+        if (sp) sp->seg = (uint64_t)g->made << 8 | (uint64_t)(g - j->segs + 1);
         etw_text_put(t, g->text, g->len);
         for (int k = ETW_JK_PROVIDER; sp && k <= ETW_JK_KEYWORDS; k++) {
             sp->off[k] = seg_start + g->voff[k - ETW_JK_PROVIDER];

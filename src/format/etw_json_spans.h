@@ -56,6 +56,9 @@ typedef struct etw_json_spans {
      * is one more element, in the span's drive_off/drive_len) - for CSV and
      * text without a field list, which write the names themselves */
     int no_keys;
+    /* set by the writer: when the text of "provider".."keywords" is its
+     * memo's, which memo text it is (0: none): equal values, equal text */
+    uint64_t seg;
 } etw_json_spans;
 
 /* etw_json_event, recording the spans in *sp (sp->fields/cap set by the

@@ -108,6 +108,7 @@ struct etw_renderer {
     /* CSV: the cells provider..keywords depend only on the schema and the
      * descriptor: their text, kept by the JSON text they come from */
     struct seg_slot {
+        uint64_t jseg;       /* the writer's memo text it was made from (etw_json_spans.seg), 0: unknown */
         uint16_t jlen, clen; /* 0: empty */
         char json[SEG_MAX], csv[SEG_MAX];
     } *seg;
@@ -1286,7 +1287,11 @@ static const struct seg_slot *csv_segment(etw_renderer *rd, const char *line) {
     /* the slot by the schema and the lengths (cheap; the bytes decide) */
     uint64_t h = (uint64_t)(sp->schema ? sp->schema->id + 1u : 0u) * 2654435761u ^ jn * 40503u ^ sp->len[COL_EVENT];
     struct seg_slot *g = &rd->seg[(h ^ h >> 16) & (SEG_SLOTS - 1)];
-    if (g->jlen == jn && !memcmp(g->json, j, jn)) return g;
+    if (sp->seg && g->jseg == sp->seg && g->jlen == jn) return g; /* the same memo text: no compare */
+    if (g->jlen == jn && !memcmp(g->json, j, jn)) {
+        g->jseg = sp->seg;
+        return g;
+    }
     etw_text *m = &rd->summary;
     etw_text_clear(m);
     for (int k = SEG_FIRST; k <= SEG_LAST; k++) {
@@ -1296,10 +1301,12 @@ static const struct seg_slot *csv_segment(etw_renderer *rd, const char *line) {
     if (etw_text_status(m) != ETW_OK || m->len > SEG_MAX) {
         etw_text_clear(m);
         g->jlen = 0;
+        g->jseg = 0;
         return NULL;
     }
     memcpy(g->json, j, jn);
     g->jlen = (uint16_t)jn;
+    g->jseg = sp->seg;
     memcpy(g->csv, m->data, m->len);
     g->clen = (uint16_t)m->len;
     return g;
