@@ -27,7 +27,9 @@ typedef etw_status (*etw_unpack_fn)(void *ctx, const char *inner, uint8_t *data,
  * compressed stream is given whatever its content. ETW_E_IO (errno set)
  * when the file cannot be opened, ETW_E_DECOMPRESS when the data does not
  * decompress (damaged, cut short, encrypted), ETW_E_LIMIT past the bound,
- * ETW_E_NOT_ETL when an archive holds no .etl entry, ETW_E_NOMEM. */
+ * ETW_E_NOT_ETL when an archive holds no .etl entry, ETW_E_NOMEM,
+ * ETW_E_UNSUPPORTED when libarchive is opened on demand (dlopen) and
+ * cannot be. */
 etw_status etw_unpack(const etw_allocator *a, const char *path, const void *mem, size_t mem_size,
                       etw_unpack_fn fn, void *ctx);
 

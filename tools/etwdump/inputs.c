@@ -216,6 +216,9 @@ static void report_open(const char *path, etw_status s, int err, etw_file_kind k
                 path, what, ETW_UNPACK_RATIO, ETW_UNPACK_FLOOR >> 20, ETW_UNPACK_MAX >> 20);
     else if (etw_file_kind_compressed(kind) && (s == ETW_E_DECOMPRESS || s == ETW_E_CORRUPT))
         fprintf(stderr, "etwdump: %s: %s that does not decompress (damaged, cut short or encrypted)\n", path, what);
+    else if (etw_file_kind_compressed(kind) && s == ETW_E_UNSUPPORTED)
+        fprintf(stderr, "etwdump: %s: %s; reading it needs libarchive (libarchive.so.13, Debian package "
+                        "libarchive13), which could not be loaded\n", path, what);
     else if (kind == ETW_KIND_ZIP && s == ETW_E_NOT_ETL)
         fprintf(stderr, "etwdump: %s: a ZIP archive with no ETL trace inside (no *.etl entry that is a trace)\n",
                 path);
