@@ -67,11 +67,14 @@ static int scan(session *s, summary *sm) {
     return rc;
 }
 
-/* --stats -j 1 without the pre-scan, when the scan met what it changes:
- * everything made again as with it (a new decoder that learned the
- * MetaData records ahead, knowing whether the trace has stacks), the
- * problems said this time. */
-static int scan_again(session *s, summary *sm) {
+/* Count again from the start on one thread, everything made again as -j 1
+ * with the pre-scan makes it (a new decoder that learned the MetaData
+ * records ahead, knowing whether the trace has stacks; a new filter, which
+ * notes what it met by that decoder's schema ids). For --stats -j 1
+ * without the pre-scan, when the scan met what the pre-scan changes (the
+ * problems said this time), and for a -j N count whose tables reached
+ * their bounds (mute: the problems were told the first time). */
+static int scan_again(session *s, summary *sm, int mute) {
     s->dc->hold = 0;
     s->dc->held = 0;
     s->no_prescan = 0;
@@ -92,12 +95,16 @@ static int scan_again(session *s, summary *sm) {
                  ? setup_decoder_ex(s->o, s->m, s->dc, 1, &stacks, &s->dec)
                  : EXIT_FATAL;
     s->stacks_ahead = stacks;
+    cpu_feed_free(sm->cpu);
+    sm->cpu = NULL;
     if (rc != EXIT_FATAL && s->stacks_ahead && !s->o->max_events && cpu_feed_new(s, &sm->cpu) == EXIT_FATAL)
         rc = EXIT_FATAL;
+    s->dc->muted = mute; /* the pre-scan unmutes when it ends */
     if (rc != EXIT_FATAL) {
         int r2 = scan(s, sm);
         if (r2 > rc) rc = r2;
     }
+    s->dc->muted = 0;
     return rc;
 }
 
@@ -415,7 +422,7 @@ int run_stats(session *s) {
     s->dc->hold = s->no_prescan;
     if (rc == EXIT_CLEAN) rc = s->dec ? scan(s, &sm) : scan_parallel(s, sm.stats);
     s->dc->hold = 0;
-    if (s->rescan && rc != EXIT_FATAL && rc != EXIT_INTERRUPTED) rc = scan_again(s, &sm);
+    if (s->rescan && rc != EXIT_FATAL && rc != EXIT_INTERRUPTED) rc = scan_again(s, &sm, 0);
     if (rc == EXIT_FATAL && !sm.stats) {
         fprintf(stderr, "etwdump: out of memory\n");
         return EXIT_FATAL;
@@ -424,19 +431,8 @@ int run_stats(session *s) {
         /* a table reached its bound: which keys it let in depends on the
          * order, so count again on one thread, as -j 1 (the problems of
          * the trace were told the first time) */
-        etw_stats_free(sm.stats);
-        sm.stats = NULL;
         s->dc->muted = 1;
-        rc = etw_multi_rewind(s->m) == ETW_OK && etw_stats_new(&sm.stats, NULL) == ETW_OK
-                 ? setup_decoder(s->o, s->m, s->dc, &s->dec)
-                 : EXIT_FATAL;
-        if (rc != EXIT_FATAL && s->saw_stacks && cpu_feed_new(s, &sm.cpu) == EXIT_FATAL) rc = EXIT_FATAL;
-        s->dc->muted = 1;
-        if (rc != EXIT_FATAL) {
-            int r2 = scan(s, &sm);
-            if (r2 > rc) rc = r2;
-        }
-        s->dc->muted = 0;
+        rc = scan_again(s, &sm, 1);
         if (rc == EXIT_FATAL && !sm.stats) {
             fprintf(stderr, "etwdump: out of memory\n");
             return EXIT_FATAL;
