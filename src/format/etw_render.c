@@ -565,6 +565,14 @@ static int field_wanted(const etw_renderer *rd, const etw_jmember *m) {
     return 0;
 }
 
+/* Whether --fields (none: every field) wants the member whose key, as
+ * written with its quotes, is line[key_off .. key_off + key_len). */
+static int key_wanted(const etw_renderer *rd, const char *line, size_t key_off, size_t key_len) {
+    if (!rd->opt.nfields) return 1;
+    etw_jmember m = {line + key_off + 1, key_len - 2, NULL, 0};
+    return field_wanted(rd, &m);
+}
+
 /* 1 when one of the eight bytes of w is c (the classic zero-byte test on
  * w ^ c: exact, a byte only borrows from a lower byte that is zero). */
 static inline int has_byte(uint64_t w, unsigned char c) {
@@ -1066,10 +1074,7 @@ static void text_key(etw_renderer *rd, etw_text *t, schema_cols *sc, size_t i, c
 static void text_drive(etw_renderer *rd, etw_text *t, const char *line, const etw_field_span *f) {
     if (!f->drive_len) return;
     if (f->drive_key_len) {
-        if (rd->opt.nfields) {
-            etw_jmember m = {line + f->drive_key_off + 1, f->drive_key_len - 2, NULL, 0};
-            if (!field_wanted(rd, &m)) return;
-        }
+        if (!key_wanted(rd, line, f->drive_key_off, f->drive_key_len)) return;
         etw_text_putc(t, ' ');
         text_value(t, line + f->drive_key_off, f->drive_key_len);
     } else {
@@ -1115,12 +1120,7 @@ static void render_text(etw_renderer *rd, const etw_event *ev, const char *line)
     } else if (sp->complete) {
         for (size_t i = 0; i < sp->n; i++) {
             const etw_field_span *f = &sp->fields[i];
-            int wanted = 1;
-            if (rd->opt.nfields) {
-                etw_jmember m = {line + f->key_off + 1, f->key_len - 2, NULL, 0};
-                wanted = field_wanted(rd, &m);
-            }
-            if (wanted) {
+            if (key_wanted(rd, line, f->key_off, f->key_len)) {
                 etw_text_putc(t, ' ');
                 text_value(t, line + f->key_off, f->key_len);
                 etw_text_putc(t, '=');
@@ -1526,10 +1526,7 @@ static etw_status stream_learn(etw_renderer *rd, const etw_event *ev, const char
  * included): a struct or an array as a JSON string, the rest as written. */
 static void timesketch_field(etw_renderer *rd, etw_text *t, const char *line, size_t key_off, size_t key_len,
                              size_t val_off, size_t val_len) {
-    if (rd->opt.nfields) {
-        etw_jmember m = {line + key_off + 1, key_len - 2, NULL, 0};
-        if (!field_wanted(rd, &m)) return;
-    }
+    if (!key_wanted(rd, line, key_off, key_len)) return;
     etw_text_puts(t, ",\"field_");
     etw_text_put(t, line + key_off + 1, key_len - 1);
     etw_text_putc(t, ':');
@@ -1711,10 +1708,7 @@ static void xml_data(etw_renderer *rd, etw_text *t, const char *key, size_t kn, 
  * when --fields wants it. */
 static void xml_field(etw_renderer *rd, etw_text *t, const char *line, size_t key_off, size_t key_len,
                       size_t val_off, size_t val_len) {
-    if (rd->opt.nfields) {
-        etw_jmember m = {line + key_off + 1, key_len - 2, NULL, 0};
-        if (!field_wanted(rd, &m)) return;
-    }
+    if (!key_wanted(rd, line, key_off, key_len)) return;
     xml_data(rd, t, line + key_off, key_len, line + val_off, val_len);
 }
 
