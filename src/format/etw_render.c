@@ -97,6 +97,8 @@ struct etw_renderer {
     size_t row_cap;       /* room in cell, cell_len, set, commas */
     int fixed_on[NFIXED]; /* which fixed columns the header has */
     size_t col_of_fixed[NFIXED]; /* the column of each fixed key, or (size_t)-1 */
+    uint8_t fixed_list[NFIXED];  /* the fixed keys that have a column, in order */
+    int nfixed_list;
     size_t *set;          /* the columns the current row has a value for */
     size_t nset;
     char *commas;         /* ncols commas: the separators of a run of empty cells */
@@ -122,6 +124,8 @@ struct etw_renderer {
     uint8_t (*memo)[LEARN_KEY];
     size_t memo_cap, memo_used;
     uint64_t memo_epoch;
+    uint8_t memo_last[LEARN_KEY]; /* the last key found or added (all zero: none), */
+    uint64_t memo_last_epoch;     /* at this epoch: most events are like the one before */
     /* UTC times: the text of the second of the last one, up to its '.' */
     int64_t tc_sec;
     size_t tc_len;        /* 0: none */
@@ -373,15 +377,17 @@ static etw_status learn_from_json(etw_renderer *rd, const etw_reader *r, const e
     return ETW_OK;
 }
 
-/* What decides the schema of an event that teaches nothing and carries no
- * TraceLogging metadata (etw_decoder_epoch): provider, id, opcode, version,
- * form, classic header, pointer size. 0 for an event that is not such. */
-static int learn_memo_key(etw_decoder *d, const etw_event *ev, uint8_t key[LEARN_KEY]) {
+/* What decides the schema of an event that carries no TraceLogging
+ * metadata (etw_decoder_epoch): provider, id, opcode, version, form,
+ * classic header, pointer size; with the task, also whether the event
+ * teaches (etw_decoder_learn_kind reads no more than these), so that a key
+ * remembered from an event that taught nothing answers for the events
+ * like it without asking again. 0 for an event that cannot be such. */
+static int learn_memo_key(const etw_event *ev, uint8_t key[LEARN_KEY]) {
     etw_ext_item it;
-    if (ev->is_logfile_header || ev->form == ETW_FORM_MESSAGE || etw_decoder_learn_kind(d, ev) != ETW_LEARN_NONE ||
+    if (ev->is_logfile_header || ev->form == ETW_FORM_MESSAGE || ev->pointer_size >= 0x40 ||
         (ev->ext_count && etw_event_find_ext(ev, ETW_EXT_EVENT_SCHEMA_TL, &it) == ETW_OK))
         return 0;
-    memset(key, 0, LEARN_KEY);
     memcpy(key, &ev->provider.data1, 4);
     memcpy(key + 4, &ev->provider.data2, 2);
     memcpy(key + 6, &ev->provider.data3, 2);
@@ -390,9 +396,10 @@ static int learn_memo_key(etw_decoder *d, const etw_event *ev, uint8_t key[LEARN
     key[18] = ev->opcode;
     key[19] = ev->version;
     key[20] = (uint8_t)ev->form;
-    key[21] = (ev->flags & ETW_EVENT_FLAG_CLASSIC_HEADER) != 0;
-    key[22] = ev->pointer_size;
-    key[23] = 1; /* a used slot is never all zero */
+    key[21] = (uint8_t)(ev->task & 0xFF);
+    key[22] = (uint8_t)(ev->task >> 8);
+    /* the high bit set: a used slot is never all zero */
+    key[23] = (uint8_t)(0x80 | ((ev->flags & ETW_EVENT_FLAG_CLASSIC_HEADER) ? 0x40 : 0) | ev->pointer_size);
     return 1;
 }
 
@@ -449,11 +456,23 @@ etw_status etw_renderer_learn(etw_renderer *rd, const etw_reader *r, const etw_e
     /* an event like one learned from, the decoder knowing what it knew
      * then: the same schema, nothing new (the lookup was most of the pass) */
     uint8_t key[LEARN_KEY];
-    int memo = d && learn_memo_key(d, ev, key);
-    if (memo && learn_memo(rd, key, etw_decoder_epoch(d), 0)) return ETW_OK;
+    int memo = d && learn_memo_key(ev, key);
+    uint64_t epoch = memo ? etw_decoder_epoch(d) : 0;
+    if (memo && epoch == rd->memo_last_epoch && !memcmp(key, rd->memo_last, LEARN_KEY)) return ETW_OK;
+    if (memo && learn_memo(rd, key, epoch, 0)) {
+        memcpy(rd->memo_last, key, LEARN_KEY);
+        rd->memo_last_epoch = epoch;
+        return ETW_OK;
+    }
+    if (memo && etw_decoder_learn_kind(d, ev) != ETW_LEARN_NONE) memo = 0; /* it teaches: never remembered */
     etw_status rs = d && !ev->is_logfile_header ? etw_decoder_resolve(d, ev, &schema, NULL) : ETW_E_NOT_FOUND;
     if (rs != ETW_OK) schema = NULL;
-    if (memo && rs != ETW_E_NOMEM) learn_memo(rd, key, etw_decoder_epoch(d), 1);
+    if (memo && rs != ETW_E_NOMEM) {
+        epoch = etw_decoder_epoch(d);
+        learn_memo(rd, key, epoch, 1);
+        memcpy(rd->memo_last, key, LEARN_KEY);
+        rd->memo_last_epoch = epoch;
+    }
     if (!schema || etw_decoder_is_manifest_event(ev)) {
         if (ev->is_logfile_header || (schema && etw_decoder_is_manifest_event(ev)))
             return learn_from_json(rd, r, ev);
@@ -492,12 +511,8 @@ static void time_text(etw_renderer *rd, etw_text *t, int64_t ft, int quote_strin
         if (ft < o) etw_text_putc(t, '-');
         etw_text_u64(t, ad / TICKS);
         etw_text_putc(t, '.');
-        char fr[8];
-        uint64_t f = ad % TICKS;
-        for (int i = 6; i >= 0; i--) {
-            fr[i] = (char)('0' + f % 10);
-            f /= 10;
-        }
+        char fr[7];
+        etw_text_digits7(fr, (uint32_t)(ad % TICKS));
         etw_text_put(t, fr, 7);
         return;
     }
@@ -528,11 +543,7 @@ static void time_text(etw_renderer *rd, etw_text *t, int64_t ft, int quote_strin
             if (!o) return; /* the buffer failed: etw_text_status says so */
             memcpy(o, rd->tc_text, sizeof rd->tc_text); /* a fixed-size copy: no call */
             o += rd->tc_len;
-            uint32_t f = (uint32_t)(ft % TICKS);
-            for (int i = 6; i >= 0; i--) {
-                o[i] = (char)('0' + f % 10);
-                f /= 10;
-            }
+            etw_text_digits7(o, (uint32_t)(ft % TICKS));
             o[7] = 'Z';
             t->len += rd->tc_len + 8;
             if (quote_strings) etw_text_putc(t, '"');
@@ -728,19 +739,19 @@ static void csv_cell(etw_renderer *rd, etw_text *t, const char *v, size_t n) {
 /* The lowest k bytes of a word (k <= 8). */
 static inline uint64_t low_bytes(size_t k) { return k >= 8 ? ~UINT64_C(0) : (UINT64_C(1) << (8 * k)) - 1; }
 
-/* csv_cell for a value of the line that ends at lend: numbers, and short
- * plain strings (most cells), with no call - a short one moved with one
- * fixed-size copy, reading past the value within the line; the rest by
- * csv_cell. */
+/* How a value of the line that ends at lend becomes a cell with no
+ * call: numbers, and short plain strings (most cells). 1 with the cell's
+ * bytes at *from (*len of them) - a short one may be moved with one
+ * fixed-size copy of CELL_SHORT bytes, reading past the value within the
+ * line, when *wide says so; 0 when csv_cell must make it. */
 #define CELL_SHORT 40
-static inline void csv_cell_in(etw_renderer *rd, etw_text *t, const char *v, size_t n, const char *lend) {
+static inline int csv_cell_plain(const char *v, size_t n, const char *lend, const char **from, size_t *len,
+                                 int *wide) {
     unsigned char c0 = n ? (unsigned char)v[0] : 0;
-    const char *from = NULL;
-    size_t len = 0;
     int room = lend - v > CELL_SHORT; /* CELL_SHORT bytes from v are the line's */
     if ((c0 >= '0' && c0 <= '9') || c0 == '-' || c0 == 't' || c0 == 'f') {
-        from = v; /* a number, true or false: as written */
-        len = n;
+        *from = v; /* a number, true or false: as written */
+        *len = n;
     } else if (c0 == '"' && n >= 2 && n <= CELL_SHORT && room) {
         /* the body v[1 .. n-1), a word at a time */
         size_t b = n - 2;
@@ -751,16 +762,27 @@ static inline void csv_cell_in(etw_renderer *rd, etw_text *t, const char *v, siz
             bs |= byte_hits(w, '\\') & m;
             comma |= byte_hits(w, ',') & m;
         }
-        if (!bs) {
-            /* nothing escaped: no quote, CR or LF inside; a comma makes it
-             * quoted, which is the JSON text as it is */
-            from = comma ? v : v + 1;
-            len = comma ? n : b;
-        }
+        if (bs) return 0;
+        /* nothing escaped: no quote, CR or LF inside; a comma makes it
+         * quoted, which is the JSON text as it is */
+        *from = comma ? v : v + 1;
+        *len = comma ? n : b;
+    } else {
+        return 0;
     }
-    if (!from) {
+    *wide = *len <= CELL_SHORT && room;
+    return 1;
+}
+
+/* csv_cell for a value of the line that ends at lend, the plain ones with
+ * no call (csv_cell_plain). */
+static inline void csv_cell_in(etw_renderer *rd, etw_text *t, const char *v, size_t n, const char *lend) {
+    const char *from;
+    size_t len;
+    int wide;
+    if (!csv_cell_plain(v, n, lend, &from, &len, &wide)) {
         csv_cell(rd, t, v, n);
-    } else if (len <= CELL_SHORT && room) {
+    } else if (wide) {
         char *o = etw_text_reserve(t, CELL_SHORT);
         if (!o) return; /* the buffer failed: etw_text_status says so */
         memcpy(o, from, CELL_SHORT);
@@ -859,6 +881,9 @@ static etw_status fix_columns(etw_renderer *rd) {
     for (int k = 0; k < NFIXED; k++) rd->col_of_fixed[k] = (size_t)-1;
     for (size_t i = 0; i < rd->ncols; i++)
         if (rd->cols[i].fixed >= 0) rd->col_of_fixed[rd->cols[i].fixed] = i;
+    rd->nfixed_list = 0;
+    for (int k = 0; k < NFIXED; k++)
+        if (rd->col_of_fixed[k] != (size_t)-1) rd->fixed_list[rd->nfixed_list++] = (uint8_t)k;
     return ETW_OK;
 }
 
@@ -1375,28 +1400,75 @@ static void csv_row_end(etw_renderer *rd, etw_text *t, size_t next) {
 
 /* A row by its schema's plan: the cells left to right (the fixed columns
  * come first, in the order of their keys), the empty ones between them as
- * runs of commas - the cells render_csv would set, with nothing to sort. */
+ * runs of commas - the cells render_csv would set, with nothing to sort.
+ * Room for the whole row is reserved first and the row written through a
+ * local pointer (no check, and no reload of the text's length, per cell);
+ * what the pointer cannot write (csv_cell, other time forms) goes through
+ * the text, and the room is reserved again after it. */
 static void render_csv_planned(etw_renderer *rd, const etw_event *ev, const char *line, const char *lend,
                                const schema_cols *sc, const struct seg_slot *g) {
+    static const char short_run[CSV_SHORT_RUN + 1] = ",,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,";
     etw_text *t = &rd->out;
     const etw_json_spans *sp = &rd->sp;
+    /* the most the row takes: its cells, each at most twice its JSON text
+     * and two quotes (csv_cell), a comma a column, the segment, the time
+     * and the fixed-size copies' overreach */
+    const size_t bound = 2 * (size_t)(lend - line) + 3 * rd->ncols + SEG_MAX + 256;
+    char *o = etw_text_reserve(t, bound);
+    if (!o) return; /* the buffer failed: etw_text_status says so */
+#define PLAN_COMMAS(n_)                                                                                              \
+    do {                                                                                                           \
+        size_t n__ = (n_);                                                                                         \
+        if (n__ > CSV_SHORT_RUN) memcpy(o, rd->commas, n__);                                                        \
+        else memcpy(o, short_run, CSV_SHORT_RUN); /* fixed size: no call */                                        \
+        o += n__;                                                                                                  \
+    } while (0)
+#define PLAN_CELL(v_, n_)                                                                                            \
+    do {                                                                                                           \
+        const char *from_;                                                                                         \
+        size_t len_;                                                                                               \
+        int wide_;                                                                                                 \
+        if (csv_cell_plain((v_), (n_), lend, &from_, &len_, &wide_)) {                                            \
+            if (wide_) memcpy(o, from_, CELL_SHORT); /* fixed size: no call */                                    \
+            else memcpy(o, from_, len_);                                                                           \
+            o += len_;                                                                                             \
+        } else {                                                                                                   \
+            t->len = (size_t)(o - t->data);                                                                        \
+            csv_cell(rd, t, (v_), (n_));                                                                           \
+            if (!(o = etw_text_reserve(t, bound))) return;                                                         \
+        }                                                                                                          \
+    } while (0)
     size_t next = 0; /* the column the text has reached */
-    for (int k = 0; k < NFIXED; k++) {
+    for (int x = 0; x < rd->nfixed_list; x++) {
+        int k = rd->fixed_list[x];
         size_t c = rd->col_of_fixed[k];
-        if (c == (size_t)-1) continue;
         if (k == COL_TIME) {
-            csv_commas(rd, t, c - next);
+            PLAN_COMMAS(c - next);
             next = c;
-            time_text(rd, t, ev->timestamp, 0); /* in the chosen form, never quoted */
+            int64_t ft = ev->timestamp;
+            if (rd->opt.time != ETW_TIME_RELATIVE && rd->opt.time != ETW_TIME_LOCAL && ft >= 0 && rd->tc_len &&
+                ft / TICKS == rd->tc_sec) {
+                /* time_text's same-second case */
+                memcpy(o, rd->tc_text, sizeof rd->tc_text);
+                o += rd->tc_len;
+                etw_text_digits7(o, (uint32_t)(ft % TICKS));
+                o[7] = 'Z';
+                o += 8;
+            } else {
+                t->len = (size_t)(o - t->data);
+                time_text(rd, t, ft, 0); /* in the chosen form, never quoted */
+                if (!(o = etw_text_reserve(t, bound))) return;
+            }
         } else if (g && k == SEG_FIRST) { /* cells already made, up to keywords */
-            csv_commas(rd, t, c - next);
-            etw_text_put(t, g->csv, g->clen);
+            PLAN_COMMAS(c - next);
+            memcpy(o, g->csv, g->clen);
+            o += g->clen;
             next = rd->col_of_fixed[SEG_LAST];
-            k = SEG_LAST;
+            x += SEG_LAST - SEG_FIRST; /* csv_segment: their columns are consecutive */
         } else if (sp->len[k]) {
-            csv_commas(rd, t, c - next);
+            PLAN_COMMAS(c - next);
             next = c;
-            csv_cell_in(rd, t, line + sp->off[k], sp->len[k], lend);
+            PLAN_CELL(line + sp->off[k], sp->len[k]);
         }
     }
     const int32_t *col = &rd->pool[sc->off];
@@ -1405,10 +1477,13 @@ static void render_csv_planned(etw_renderer *rd, const etw_event *ev, const char
         uint32_t i = plan[j];
         size_t c = (size_t)col[i];
         const etw_field_span *f = &sp->fields[i];
-        csv_commas(rd, t, c - next);
+        PLAN_COMMAS(c - next);
         next = c;
-        csv_cell_in(rd, t, line + f->val_off, f->val_len, lend);
+        PLAN_CELL(line + f->val_off, f->val_len);
     }
+#undef PLAN_CELL
+#undef PLAN_COMMAS
+    t->len = (size_t)(o - t->data);
     csv_row_end(rd, t, next);
 }
 

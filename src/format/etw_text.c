@@ -201,6 +201,16 @@ static void write8(char *o, uint32_t r)
     memcpy(o + 6, digit_pairs + 2 * (b % 100), 2);
 }
 
+void etw_text_digits7(char *o, uint32_t v)
+{
+    /* the first digit alone, then three pairs */
+    uint32_t r = v % 1000000;
+    o[0] = (char)('0' + v / 1000000 % 10);
+    memcpy(o + 1, digit_pairs + 2 * (r / 10000), 2);
+    memcpy(o + 3, digit_pairs + 2 * (r / 100 % 100), 2);
+    memcpy(o + 5, digit_pairs + 2 * (r % 100), 2);
+}
+
 /* Writes the decimal digits of v ending just before `end`. */
 static void write_digits(char *end, uint64_t v)
 {

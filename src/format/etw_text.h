@@ -92,6 +92,9 @@ inline void etw_text_puts(etw_text *t, const char *s)
 
 /* ---- numbers (no quotes) ---- */
 
+/* Writes the low 7 decimal digits of v, zero-padded, at o[0..7). */
+void etw_text_digits7(char *o, uint32_t v);
+
 void etw_text_u64(etw_text *t, uint64_t v);   /* decimal */
 void etw_text_i64(etw_text *t, int64_t v);    /* decimal, INT64_MIN correct */
 void etw_text_hex(etw_text *t, uint64_t v);   /* "0x1b0f1000028", 0 -> "0x0" */

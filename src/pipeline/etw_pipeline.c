@@ -683,15 +683,6 @@ static void free_log(etw_pipeline *p, event_log *L) {
 
 /* --- the merge of several files (calling thread) -------------------------- */
 
-/* Tell the multi the file being read, when it changes (its diagnostics name
- * it; the workers never read the multi). */
-void etw_pl_tell_file(etw_pipeline *p, uint32_t i) {
-    if (p->multi && p->told != i) {
-        etw_multi_set_current(p->multi, i);
-        p->told = i;
-    }
-}
-
 /* Read file f's next event into its head, unless it has one or has ended. */
 static etw_status fill(etw_pipeline *p, source *f) {
     if (f->has_head || f->ended) return ETW_OK;

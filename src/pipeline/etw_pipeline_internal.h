@@ -11,6 +11,7 @@
 
 #include "../common/etw_alloc.h"
 #include "../common/etw_thread.h"
+#include "../etl/etw_multi_internal.h"
 #include "../etl/etw_reader_internal.h"
 
 /* Buffers each stream may have decompressed ahead of the one it reads. */
@@ -296,8 +297,13 @@ static inline void caller_wait(etw_pipeline *p) {
 etw_status etw_pl_log_event(etw_pipeline *p, const etw_event *ev, uint64_t pos, etw_learn_kind kind);
 
 /* With several files, tell the multi the file being read when it changes
- * (calling thread). */
-void etw_pl_tell_file(etw_pipeline *p, uint32_t i);
+ * (calling thread; its diagnostics name it, the workers never read it). */
+static inline void etw_pl_tell_file(etw_pipeline *p, uint32_t i) {
+    if (p->multi && p->told != i) {
+        etw_multi_set_current(p->multi, i);
+        p->told = i;
+    }
+}
 
 /* The oldest scan task no thread has taken (under the mutex), or NULL. */
 scan_task *etw_pl_take_scan(etw_pipeline *p);
