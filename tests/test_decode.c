@@ -437,6 +437,32 @@ static void test_strings(void) {
     CHECK_SEQ(n, e4);
 }
 
+/* UTF-16 strings of every length up to 80 units, at an even and an odd
+ * offset, their NUL at every place (or none): the string ends at the first
+ * NUL unit, whatever the width its scan takes at a time. */
+static void test_long_utf16(void) {
+    static const etw_property props[] = {
+        P("pad", ETW_INTYPE_UINT8, 0, 0),
+        P("w", ETW_INTYPE_UNICODESTRING, 0, 0),
+    };
+    for (int odd = 0; odd < 2; odd++) {
+        etw_schema s = make_schema(odd ? props : props + 1, odd ? 2 : 1, odd ? 2 : 1);
+        for (uint32_t len = 0; len <= 80; len++)
+            for (uint32_t k = 0; k <= len; k++) {
+                buf b = {{0}, 0};
+                if (odd) b.b[b.n++] = 7;
+                for (uint32_t i = 0; i < len; i++) put16(&b, i == k ? 0 : 0x0100u + i); /* high byte set: no zero byte */
+                uint32_t rem;
+                int n = collect(&s, b.b, b.n, 8, &rem);
+                ETW_CHECK_INT(n, odd ? 2 : 1);
+                const etw_value *w = &items[odd ? 1 : 0];
+                ETW_CHECK_INT(w->size, 2 * k);
+                /* after the NUL, the units left are trailing bytes */
+                ETW_CHECK_INT(rem, k < len ? 2 * (len - k - 1) : 0);
+            }
+    }
+}
+
 static void test_counted(void) {
     static const etw_property props[] = {
         P("mcs", ETW_INTYPE_MANIFEST_COUNTEDSTRING, 0, 0),
@@ -895,6 +921,7 @@ int main(void) {
     ETW_RUN(test_arrays_of_structs);
     ETW_RUN(test_length_refs);
     ETW_RUN(test_strings);
+    ETW_RUN(test_long_utf16);
     ETW_RUN(test_counted);
     ETW_RUN(test_sids);
     ETW_RUN(test_binary_and_unknown);
