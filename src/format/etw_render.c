@@ -774,24 +774,6 @@ static inline int csv_cell_plain(const char *v, size_t n, const char *lend, cons
     return 1;
 }
 
-/* csv_cell for a value of the line that ends at lend, the plain ones with
- * no call (csv_cell_plain). */
-static inline void csv_cell_in(etw_renderer *rd, etw_text *t, const char *v, size_t n, const char *lend) {
-    const char *from;
-    size_t len;
-    int wide;
-    if (!csv_cell_plain(v, n, lend, &from, &len, &wide)) {
-        csv_cell(rd, t, v, n);
-    } else if (wide) {
-        char *o = etw_text_reserve(t, CELL_SHORT);
-        if (!o) return; /* the buffer failed: etw_text_status says so */
-        memcpy(o, from, CELL_SHORT);
-        t->len += len;
-    } else {
-        etw_text_put(t, from, len);
-    }
-}
-
 /* A header cell. Names come from traces: through the JSON writer's string
  * form and back, so that the header is valid UTF-8 (U+FFFD for bad bytes). */
 static void csv_name(etw_renderer *rd, etw_text *t, const char *name) {
