@@ -277,6 +277,20 @@ etw_status etw_stacktree_push_leaf_first(etw_stacktree *t, etw_nodetab *nt, uint
                                          const uint64_t *addr, size_t n, uint64_t kernel_min,
                                          int64_t raw_time, uint32_t *node) {
     uint32_t cur = base;
+    if (t->leaf_only) {
+        if (!n) {
+            *node = base;
+            return ETW_OK;
+        }
+        /* every frame, root first as below: the same first times */
+        uint32_t f = 0;
+        for (size_t i = n; i-- > 0;) {
+            uint32_t space = addr[i] >= kernel_min ? ETW_PROFILE_KERNEL_PID : pid;
+            etw_status st = etw_stacktree_frame(t, space, addr[i], raw_time, &f);
+            if (st != ETW_OK) return st;
+        }
+        return etw_nodetab_child(t, nt, ETW_STACK_NONE, f, node);
+    }
     for (size_t i = n; i-- > 0;) {
         uint32_t space = addr[i] >= kernel_min ? ETW_PROFILE_KERNEL_PID : pid;
         uint32_t f;
@@ -332,12 +346,17 @@ etw_status etw_stacktree_push_cached(etw_stacktree *t, etw_pathcache *c, uint32_
         uint32_t f;
         etw_status st = etw_stacktree_frame(t, space, a, raw_time, &f);
         if (st != ETW_OK) return st;
-        st = etw_nodetab_child(t, &t->stacks, cur, f, &cur);
-        if (st != ETW_OK) return st;
+        if (t->leaf_only) {
+            cur = f; /* node[] holds frame ids: the leaf's is the last */
+        } else {
+            st = etw_nodetab_child(t, &t->stacks, cur, f, &cur);
+            if (st != ETW_OK) return st;
+        }
         c->addr[i] = a;
         c->node[i] = cur;
         c->n = (uint32_t)(i + 1);
     }
+    if (t->leaf_only && n) return etw_nodetab_child(t, &t->stacks, ETW_STACK_NONE, cur, node);
     *node = cur;
     return ETW_OK;
 }

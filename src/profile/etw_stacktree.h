@@ -100,6 +100,8 @@ typedef struct etw_stacktree {
     etw_str_chunk *chunks;
 
     size_t bytes;            /* what the tables hold */
+    int leaf_only;           /* stacks keep only their innermost frame
+                              * (etw_profile_options.leaf_only) */
 } etw_stacktree;
 
 etw_status etw_stacktree_init(etw_stacktree *t, const etw_allocator *alloc);
@@ -121,7 +123,9 @@ etw_status etw_nodetab_child(etw_stacktree *t, etw_nodetab *nt, uint32_t parent,
 /* Intern a whole stack given leaf first (as ETW logs it: addr[0] is the
  * innermost frame), on top of `base` (the root-side part already interned,
  * or ETW_STACK_NONE). Kernel addresses (is_kernel) go to the kernel address
- * space, others to pid's. nt: &t->stacks or &t->frags. */
+ * space, others to pid's. nt: &t->stacks or &t->frags. With leaf_only every
+ * frame is interned (its first time decides how it resolves) but the node
+ * is the one-frame stack of addr[0] (base ignored). */
 etw_status etw_stacktree_push_leaf_first(etw_stacktree *t, etw_nodetab *nt, uint32_t base, uint32_t pid,
                                          const uint64_t *addr, size_t n, uint64_t kernel_min,
                                          int64_t raw_time, uint32_t *node);

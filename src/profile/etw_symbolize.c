@@ -621,7 +621,17 @@ etw_status etw_symbols_finish(etw_profile *p) {
     etw_status st = build_order(p, &y->images);
     if (st == ETW_OK) st = build_order(p, &y->methods);
     if (st != ETW_OK) return st;
+    /* leaf_only without symbol paths: only the samples' frames are read
+     * (with symbol paths every frame is, as PDBs open and say why not) */
+    uint8_t *want = NULL;
+    if (t->leaf_only && !p->opt.nsymbol_paths) {
+        want = etw_calloc(&p->alloc, t->nframes ? t->nframes : 1, 1);
+        if (!want) return ETW_E_NOMEM;
+        for (size_t i = 0; i < t->nsamples; i++)
+            if (t->samples[i].stack != ETW_STACK_NONE) want[t->stacks.nodes[t->samples[i].stack].frame] = 1;
+    }
     for (uint32_t i = 0; i < t->nframes; i++) {
+        if (want && !want[i]) continue;
         etw_frame_rec *f = &t->frames[i];
         int kernel = f->pid == ETW_PROFILE_KERNEL_PID;
         if (!kernel) {
@@ -639,9 +649,13 @@ etw_status etw_symbols_finish(etw_profile *p) {
             f->module = im->name;
             f->offset = f->address - im->base;
             st = pdb_name(p, f, im);
-            if (st != ETW_OK) return st;
+            if (st != ETW_OK) {
+                etw_free(&p->alloc, want);
+                return st;
+            }
         }
     }
+    etw_free(&p->alloc, want);
     /* frames of the samples' stacks, with multiplicity: each node counts
      * the samples whose stack goes through it (children have larger ids) */
     uint32_t n = t->stacks.n;
