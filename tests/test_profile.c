@@ -669,6 +669,86 @@ static void test_pdb_frames(void) {
     fake_close(&f);
 }
 
+/* A CLR MethodLoadVerbose (V1) or rundown MethodDCEndVerbose at raw time t:
+ * MethodID, ModuleID, MethodStartAddress, MethodSize, MethodToken,
+ * MethodFlags, MethodNamespace, MethodName, MethodSignature,
+ * ClrInstanceID; cut: the payload ends that many bytes early. */
+static const etw_guid G_CLR_RUNDOWN = {0xa669021cu, 0xc450, 0x4609, {0xa0, 0x35, 0x5a, 0xf5, 0x9a, 0xf4, 0xdf, 0x18}};
+static void add_method(fake *f, int rundown_end, int64_t t, uint64_t start, uint32_t size, uint32_t flags,
+                       const char *ns, const char *name, const char *sig, size_t cut) {
+    etw_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.form = ETW_FORM_EVENT_HEADER;
+    ev.flags = ETW_EVENT_FLAG_64_BIT_HEADER;
+    ev.pointer_size = 8;
+    ev.provider = rundown_end ? G_CLR_RUNDOWN : G_CLR;
+    ev.id = rundown_end ? 144 : 143;
+    ev.version = 1;
+    ev.opcode = rundown_end ? 40 : 37;
+    ev.task = rundown_end ? 1 : 9;
+    ev.pid = 900;
+    ev.tid = 901;
+    ev.raw_timestamp = t;
+    put(f->buf, 1, 8);
+    put(f->buf + 8, 2, 8);
+    put(f->buf + 16, start, 8);
+    put(f->buf + 24, size, 4);
+    put(f->buf + 28, 0x06000001u, 4);
+    put(f->buf + 32, flags, 4);
+    size_t n = 36;
+    n += put_wstr(f->buf + n, ns);
+    n += put_wstr(f->buf + n, name);
+    n += put_wstr(f->buf + n, sig);
+    put(f->buf + n, 9, 2);
+    n += 2;
+    ev.user_data = f->buf;
+    ev.user_data_len = (uint32_t)(n - cut);
+    fake_add(f, &ev);
+}
+
+/* The label of the frame at (pid 900, address) after finish. */
+static void check_method_frame(const etw_profile *p, uint32_t frame, const char *want) {
+    etw_frame_info fi;
+    ETW_CHECK(etw_profile_frame(p, frame, &fi) == ETW_OK);
+    char buf[256];
+    etw_frame_label(&fi, buf, sizeof buf);
+    ETW_CHECK_STR(buf, want);
+}
+
+/* JIT method names: read at fixed offsets and made only when a frame falls
+ * in the method, or decoded when the payload is not what the layout says
+ * (a string the payload ends in); a rundown's end keeps the load's name. */
+static void test_method_names(void) {
+    fake f;
+    fake_open(&f, 0);
+    add_method(&f, 0, 10, 0x10000, 0x100, 8, "NS", "Meth", "void  (int32,bool)", 0);
+    add_method(&f, 0, 11, 0x20000, 0x100, 8, "NS", "Cut", "void  (int32)", 6); /* ends inside "(int32)" */
+    add_method(&f, 0, 12, 0x30000, 0x100, 0, "NS", "NotJitted", "void  ()", 0);
+    add_method(&f, 0, 13, 0x40000, 0x100, 8, "A.B", "Never", "void  ()", 0); /* no frame in it */
+    add_method(&f, 1, 14, 0x10000, 0x100, 8, "Other", "Name", "void  ()", 0); /* its load's name stays */
+    add_method(&f, 1, 15, 0x50000, 0x100, 8, "R", "Down", "int32  (class X)", 0); /* loaded before */
+    etw_stacktree *t = &f.p->tree;
+    uint32_t fr[4];
+    ETW_CHECK(etw_stacktree_frame(t, 900, 0x10010, 20, &fr[0]) == ETW_OK);
+    ETW_CHECK(etw_stacktree_frame(t, 900, 0x20020, 20, &fr[1]) == ETW_OK);
+    ETW_CHECK(etw_stacktree_frame(t, 900, 0x30030, 20, &fr[2]) == ETW_OK);
+    ETW_CHECK(etw_stacktree_frame(t, 900, 0x50000, 20, &fr[3]) == ETW_OK);
+    ETW_CHECK_INT(f.p->sym.methods.n, 4);
+    ETW_CHECK_INT(f.p->sym.ndefers, 4); /* the loads (the cut one decoded) and the rundown's own */
+    ETW_CHECK(etw_profile_finish(f.p) == ETW_OK);
+    check_method_frame(f.p, fr[0], "NS.Meth(int32,bool)");
+    check_method_frame(f.p, fr[1], "NS.Cut(int32"); /* the decode's: the string to the end */
+    check_method_frame(f.p, fr[2], "0x30030");
+    check_method_frame(f.p, fr[3], "R.Down(class X)");
+    etw_frame_info fi;
+    ETW_CHECK(etw_profile_frame(f.p, fr[0], &fi) == ETW_OK);
+    ETW_CHECK(fi.kind == ETW_FRAME_JIT && fi.offset == 0x10);
+    /* the method no frame fell in was never named */
+    for (size_t i = 0; i < f.p->sym.methods.n; i++)
+        if (f.p->sym.methods.v[i].base == 0x40000) ETW_CHECK(f.p->sym.methods.v[i].name == 0);
+    fake_close(&f);
+}
+
 /* The samples of a profile summed per (pid, tid, innermost frame), in the
  * order each was first seen: what a leaf_only profile keeps. */
 typedef struct leaf_sum {
@@ -777,5 +857,6 @@ int main(void) {
     ETW_RUN(test_clr_frame_count_claim);
     ETW_RUN(test_pdb_frames);
     ETW_RUN(test_leaf_only_agrees);
+    ETW_RUN(test_method_names);
     return ETW_TEST_DONE();
 }
