@@ -16,7 +16,8 @@
  *   symbols    every frame resolved, in this order: a .NET JIT method (Method
  *              Load/DCStart/DCStop/Unload Verbose, the rundown at the end of
  *              the trace included), a function of a PDB found in the symbol
- *              stores (ImageID/DbgID_RSDS give each image's PDB identity), an
+ *              stores (ImageID/DbgID_RSDS give each image's PDB identity:
+ *              read only when symbol paths are given), an
  *              image (module+RVA; kernel addresses against pid 0's drivers),
  *              else the bare address;
  *   samples    the events chosen as samples (PerfInfo/Sample after

@@ -359,6 +359,8 @@ etw_status etw_symbols_kernel_process(etw_profile *p, const etw_event *ev, const
 }
 
 static etw_status ktc_event(etw_profile *p, const etw_event *ev, const etw_schema *s) {
+    /* the identities name PDBs only: none to look for, nothing to read */
+    if (!p->opt.nsymbol_paths) return ETW_OK;
     if (ev->opcode == 0) { /* ImageID */
         field f[] = {{"ImageBase", 0, 0, 0, 0}, {"ImageSize", 0, 0, 0, 0}, {"ProcessId", 0, 0, 0, 0},
                      {"TimeDateStamp", 0, 0, 0, 0}, {"OriginalFileName", 0, 0, 0, 0}};
