@@ -407,8 +407,8 @@ static etw_status ktc_event(etw_profile *p, const etw_event *ev, const etw_schem
  * without its NUL: 1 when the NUL is there, else 0. */
 static int str16_len(const uint8_t *d, size_t n, size_t *len) {
     size_t end = n & ~(size_t)1, i = 0;
-    /* four units a word while none is NUL: a 16-bit lane is zero exactly
-     * when (x - 0x0001...) & ~x & 0x8000... has its bit */
+    /* four units a word while none is NUL: (x - 0x0001...) & ~x &
+     * 0x8000... is nonzero exactly when some 16-bit lane of x is zero */
     for (; i + 8 <= end; i += 8) {
         uint64_t x;
         memcpy(&x, d + i, 8);
