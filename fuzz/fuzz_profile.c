@@ -90,6 +90,7 @@ static void check(etw_profile *p) {
         uint32_t parent = etw_profile_stack_parent(p, s);
         FUZZ_ASSERT(parent < s);
         FUZZ_ASSERT(etw_profile_stack_depth(p, s) == etw_profile_stack_depth(p, parent) + 1);
+        FUZZ_ASSERT(!p->tree.leaf_only || parent == ETW_STACK_NONE); /* one-frame stacks */
         FUZZ_ASSERT(etw_profile_stack_frame(p, s) < etw_profile_frame_count(p));
     }
     for (uint32_t f = 0; f < etw_profile_frame_count(p); f++) {
@@ -172,6 +173,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     memset(&po, 0, sizeof po);
     po.decoder = d;
     po.keep_event_stacks = 1;
+    po.leaf_only = (data[0] >> 1) & 1; /* innermost frames only (etwdump --stats) */
     etw_profile *p = NULL;
     FUZZ_ASSERT(etw_profile_new(&p, &po) == ETW_OK);
     if (data[0] & 1) {

@@ -62,7 +62,7 @@ static void test_tree_interning(void) {
 }
 
 /* Run a whole trace through a profile. */
-static etw_profile *profile_trace_opt(const char *name, int keep, int no_schema, etw_decoder **dec_out) {
+static etw_profile *profile_trace_leaf(const char *name, int keep, int no_schema, int leaf, etw_decoder **dec_out) {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", ETW_TEST_DATA_DIR, name);
     etw_reader_options ro;
@@ -80,6 +80,7 @@ static etw_profile *profile_trace_opt(const char *name, int keep, int no_schema,
     memset(&po, 0, sizeof po);
     po.decoder = d;
     po.keep_event_stacks = keep;
+    po.leaf_only = leaf;
     etw_profile *p = NULL;
     ETW_CHECK(etw_profile_new(&p, &po) == ETW_OK);
     const etw_event *ev;
@@ -99,6 +100,10 @@ static etw_profile *profile_trace_opt(const char *name, int keep, int no_schema,
     etw_reader_close(r);
     *dec_out = d;
     return p;
+}
+
+static etw_profile *profile_trace_opt(const char *name, int keep, int no_schema, etw_decoder **dec_out) {
+    return profile_trace_leaf(name, keep, no_schema, 0, dec_out);
 }
 
 static etw_profile *profile_trace(const char *name, int keep, etw_decoder **dec_out) {
@@ -664,6 +669,183 @@ static void test_pdb_frames(void) {
     fake_close(&f);
 }
 
+/* A CLR MethodLoadVerbose (V1) or rundown MethodDCEndVerbose at raw time t:
+ * MethodID, ModuleID, MethodStartAddress, MethodSize, MethodToken,
+ * MethodFlags, MethodNamespace, MethodName, MethodSignature,
+ * ClrInstanceID; cut: the payload ends that many bytes early. */
+static const etw_guid G_CLR_RUNDOWN = {0xa669021cu, 0xc450, 0x4609, {0xa0, 0x35, 0x5a, 0xf5, 0x9a, 0xf4, 0xdf, 0x18}};
+static void add_method(fake *f, int rundown_end, int64_t t, uint64_t start, uint32_t size, uint32_t flags,
+                       const char *ns, const char *name, const char *sig, size_t cut) {
+    etw_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.form = ETW_FORM_EVENT_HEADER;
+    ev.flags = ETW_EVENT_FLAG_64_BIT_HEADER;
+    ev.pointer_size = 8;
+    ev.provider = rundown_end ? G_CLR_RUNDOWN : G_CLR;
+    ev.id = rundown_end ? 144 : 143;
+    ev.version = 1;
+    ev.opcode = rundown_end ? 40 : 37;
+    ev.task = rundown_end ? 1 : 9;
+    ev.pid = 900;
+    ev.tid = 901;
+    ev.raw_timestamp = t;
+    put(f->buf, 1, 8);
+    put(f->buf + 8, 2, 8);
+    put(f->buf + 16, start, 8);
+    put(f->buf + 24, size, 4);
+    put(f->buf + 28, 0x06000001u, 4);
+    put(f->buf + 32, flags, 4);
+    size_t n = 36;
+    n += put_wstr(f->buf + n, ns);
+    n += put_wstr(f->buf + n, name);
+    n += put_wstr(f->buf + n, sig);
+    put(f->buf + n, 9, 2);
+    n += 2;
+    ev.user_data = f->buf;
+    ev.user_data_len = (uint32_t)(n - cut);
+    fake_add(f, &ev);
+}
+
+/* The label of the frame at (pid 900, address) after finish. */
+static void check_method_frame(const etw_profile *p, uint32_t frame, const char *want) {
+    etw_frame_info fi;
+    ETW_CHECK(etw_profile_frame(p, frame, &fi) == ETW_OK);
+    char buf[256];
+    etw_frame_label(&fi, buf, sizeof buf);
+    ETW_CHECK_STR(buf, want);
+}
+
+/* JIT method names: read at fixed offsets and made only when a frame falls
+ * in the method, or decoded when the payload is not what the layout says
+ * (a string the payload ends in); a rundown's end keeps the load's name. */
+static void test_method_names(void) {
+    fake f;
+    fake_open(&f, 0);
+    add_method(&f, 0, 10, 0x10000, 0x100, 8, "NS", "Meth", "void  (int32,bool)", 0);
+    add_method(&f, 0, 11, 0x20000, 0x100, 8, "NS", "Cut", "void  (int32)", 6); /* ends inside "(int32)" */
+    add_method(&f, 0, 12, 0x30000, 0x100, 0, "NS", "NotJitted", "void  ()", 0);
+    add_method(&f, 0, 13, 0x40000, 0x100, 8, "A.B", "Never", "void  ()", 0); /* no frame in it */
+    add_method(&f, 1, 14, 0x10000, 0x100, 8, "Other", "Name", "void  ()", 0); /* its load's name stays */
+    add_method(&f, 1, 15, 0x50000, 0x100, 8, "R", "Down", "int32  (class X)", 0); /* loaded before */
+    etw_stacktree *t = &f.p->tree;
+    uint32_t fr[4];
+    ETW_CHECK(etw_stacktree_frame(t, 900, 0x10010, 20, &fr[0]) == ETW_OK);
+    ETW_CHECK(etw_stacktree_frame(t, 900, 0x20020, 20, &fr[1]) == ETW_OK);
+    ETW_CHECK(etw_stacktree_frame(t, 900, 0x30030, 20, &fr[2]) == ETW_OK);
+    ETW_CHECK(etw_stacktree_frame(t, 900, 0x50000, 20, &fr[3]) == ETW_OK);
+    ETW_CHECK_INT(f.p->sym.methods.n, 4);
+    ETW_CHECK_INT(f.p->sym.ndefers, 4); /* the loads (the cut one decoded) and the rundown's own */
+    ETW_CHECK(etw_profile_finish(f.p) == ETW_OK);
+    check_method_frame(f.p, fr[0], "NS.Meth(int32,bool)");
+    check_method_frame(f.p, fr[1], "NS.Cut(int32"); /* the decode's: the string to the end */
+    check_method_frame(f.p, fr[2], "0x30030");
+    check_method_frame(f.p, fr[3], "R.Down(class X)");
+    etw_frame_info fi;
+    ETW_CHECK(etw_profile_frame(f.p, fr[0], &fi) == ETW_OK);
+    ETW_CHECK(fi.kind == ETW_FRAME_JIT && fi.offset == 0x10);
+    /* the method no frame fell in was never named */
+    for (size_t i = 0; i < f.p->sym.methods.n; i++)
+        if (f.p->sym.methods.v[i].base == 0x40000) ETW_CHECK(f.p->sym.methods.v[i].name == 0);
+    fake_close(&f);
+}
+
+/* The samples of a profile summed per (pid, tid, innermost frame), in the
+ * order each was first seen: what a leaf_only profile keeps. */
+typedef struct leaf_sum {
+    uint32_t pid, tid, fpid, kind;
+    uint64_t address, count;
+    double weight;
+    int64_t first, last;
+    char label[256];
+} leaf_sum;
+
+static size_t leaf_sums(const etw_profile *p, leaf_sum **out) {
+    size_t ns = etw_profile_sample_count(p), n = 0;
+    leaf_sum *v = calloc(ns ? ns : 1, sizeof *v);
+    ETW_CHECK(v != NULL);
+    for (size_t i = 0; v && i < ns; i++) {
+        etw_profile_sample sm;
+        ETW_CHECK(etw_profile_sample_at(p, i, &sm) == ETW_OK);
+        leaf_sum k;
+        memset(&k, 0, sizeof k);
+        k.pid = sm.pid;
+        k.tid = sm.tid;
+        k.kind = 99; /* no stack */
+        if (sm.stack != ETW_STACK_NONE) {
+            etw_frame_info fi;
+            ETW_CHECK(etw_profile_frame(p, etw_profile_stack_frame(p, sm.stack), &fi) == ETW_OK);
+            k.fpid = fi.pid;
+            k.kind = (uint32_t)fi.kind;
+            k.address = fi.address;
+            etw_frame_label(&fi, k.label, sizeof k.label);
+        }
+        size_t j = 0;
+        while (j < n && (v[j].pid != k.pid || v[j].tid != k.tid || v[j].fpid != k.fpid || v[j].kind != k.kind ||
+                         v[j].address != k.address || strcmp(v[j].label, k.label)))
+            j++;
+        if (j == n) {
+            v[n++] = k;
+            v[j].first = sm.first_time;
+            v[j].last = sm.last_time;
+        }
+        v[j].count += sm.count;
+        v[j].weight += sm.weight;
+        if (sm.first_time < v[j].first) v[j].first = sm.first_time;
+        if (sm.last_time > v[j].last) v[j].last = sm.last_time;
+    }
+    *out = v;
+    return n;
+}
+
+/* leaf_only (etwdump --stats) against the whole stacks, on every trace of
+ * tests/data: the same samples by innermost frame, resolved the same, in
+ * the same order, and the same counts of samples and stacks attached. */
+static void test_leaf_only_agrees(void) {
+    static const char *const traces[] = {"net.4.5.2.x64.etl",      "gcevents.etl",   "lxcore_kernel.etl",
+                                         "ShutdownPerfDiagLogger.etl", "AMSITrace.etl", "powershell.etl",
+                                         "HTTP_Server.etl",        "BondEtwSample.etl", "smallEtlFile.etl",
+                                         "primitive-types.etl",    "SelfDescribingSingleEvent.etl"};
+    int stacked = 0;
+    for (size_t t = 0; t < sizeof traces / sizeof traces[0]; t++) {
+        etw_decoder *d1 = NULL, *d2 = NULL;
+        etw_profile *full = profile_trace_leaf(traces[t], 0, 0, 0, &d1);
+        etw_profile *leaf = profile_trace_leaf(traces[t], 0, 0, 1, &d2);
+        if (full && leaf) {
+            etw_profile_stats a, b;
+            etw_profile_stats_get(full, &a);
+            etw_profile_stats_get(leaf, &b);
+            ETW_CHECK_INT(a.samples, b.samples);
+            ETW_CHECK_INT(a.samples_with_stack, b.samples_with_stack);
+            ETW_CHECK_INT(a.stacks_attached, b.stacks_attached);
+            ETW_CHECK_INT(a.kernel_completed, b.kernel_completed);
+            if (a.samples_with_stack) stacked++;
+            leaf_sum *x = NULL, *y = NULL;
+            size_t nx = leaf_sums(full, &x), ny = leaf_sums(leaf, &y);
+            ETW_CHECK_INT(nx, ny);
+            ETW_CHECK_INT(ny, etw_profile_sample_count(leaf)); /* already one per innermost frame */
+            for (size_t i = 0; x && y && i < nx && i < ny; i++) {
+                ETW_CHECK_INT(x[i].pid, y[i].pid);
+                ETW_CHECK_INT(x[i].tid, y[i].tid);
+                ETW_CHECK_INT(x[i].kind, y[i].kind);
+                ETW_CHECK(x[i].address == y[i].address);
+                ETW_CHECK_STR(x[i].label, y[i].label);
+                ETW_CHECK_INT(x[i].count, y[i].count);
+                ETW_CHECK(x[i].weight == y[i].weight);
+                ETW_CHECK(x[i].first == y[i].first && x[i].last == y[i].last);
+            }
+            for (uint32_t s = 1; s <= etw_profile_stack_count(leaf); s++)
+                ETW_CHECK_INT(etw_profile_stack_depth(leaf, s), 1);
+            free(x);
+            free(y);
+        }
+        etw_profile_free(full);
+        etw_profile_free(leaf);
+        etw_decoder_free(d1);
+        etw_decoder_free(d2);
+    }
+    ETW_CHECK(stacked >= 1); /* net.4.5.2 at least */
+}
+
 int main(void) {
     ETW_RUN(test_tree_interning);
     ETW_RUN(test_net452);
@@ -674,5 +856,7 @@ int main(void) {
     ETW_RUN(test_pending_bound);
     ETW_RUN(test_clr_frame_count_claim);
     ETW_RUN(test_pdb_frames);
+    ETW_RUN(test_leaf_only_agrees);
+    ETW_RUN(test_method_names);
     return ETW_TEST_DONE();
 }

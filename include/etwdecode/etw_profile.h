@@ -16,7 +16,8 @@
  *   symbols    every frame resolved, in this order: a .NET JIT method (Method
  *              Load/DCStart/DCStop/Unload Verbose, the rundown at the end of
  *              the trace included), a function of a PDB found in the symbol
- *              stores (ImageID/DbgID_RSDS give each image's PDB identity), an
+ *              stores (ImageID/DbgID_RSDS give each image's PDB identity:
+ *              read only when symbol paths are given), an
  *              image (module+RVA; kernel addresses against pid 0's drivers),
  *              else the bare address;
  *   samples    the events chosen as samples (PerfInfo/Sample after
@@ -135,6 +136,20 @@ typedef struct etw_profile_options {
      * per event with a stack); 0: only the summed samples, whose memory
      * grows with the distinct stacks, not the events. */
     int keep_event_stacks;
+    /* 1: keep of each stack only its innermost frame (where the sample
+     * was): a stack id names a one-frame stack (depth 1, parent
+     * ETW_STACK_NONE) and the samples are summed per (process, thread,
+     * innermost frame), with no prefix tree of the outer frames. The
+     * stacks are attached by the same rules, so the innermost frame of
+     * each sample is the one the whole stack would have (the kernel part's
+     * when a kernel part was spliced on a user stack), and every frame is
+     * still interned, so each is resolved as it would be. Without symbol
+     * paths only the innermost frames of the samples are resolved (the
+     * others stay ETW_FRAME_ADDRESS); etw_profile_stats' frames and
+     * frames_resolved count innermost frames only. For summaries by
+     * innermost frame (etwdump --stats): less work and memory per stack;
+     * the profile writers then write one-frame stacks. */
+    int leaf_only;
     /* Local symbol stores to find PDBs in (etw_symstore_find(): a folder in
      * the symbol-server layout, or srv*DIR[*URL]; never the network). */
     const char *const *symbol_paths;

@@ -49,6 +49,7 @@ etw_status etw_profile_new(etw_profile **out, const etw_profile_options *opt) {
     p->opt = *opt;
     p->opt.allocator = NULL; /* p->alloc holds it */
     etw_status st = etw_stacktree_init(&p->tree, &a);
+    p->tree.leaf_only = opt->leaf_only != 0;
     if (st == ETW_OK) st = etw_attach_init(p);
     if (st == ETW_OK) st = etw_symbols_init(p);
     if (st != ETW_OK) {

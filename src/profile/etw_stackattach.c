@@ -421,6 +421,8 @@ static etw_status scratch_addrs(etw_profile *p, size_t n) {
 static etw_status splice(etw_profile *p, uint32_t stack, uint32_t kfrag, uint32_t *out) {
     etw_attach *a = &p->att;
     etw_nodetab *fr = &p->tree.frags;
+    /* the innermost frame is the fragment's own */
+    if (p->tree.leaf_only) return etw_stacktree_child(&p->tree, ETW_STACK_NONE, fr->nodes[kfrag].frame, out);
     uint32_t depth = fr->nodes[kfrag].depth;
     etw_status st = etw_grow_array(&p->alloc, (void **)&a->frames, &a->frames_cap, depth ? depth : 1,
                                    sizeof *a->frames, &p->tree.bytes);

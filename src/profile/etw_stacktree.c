@@ -158,6 +158,7 @@ void etw_stacktree_free(etw_stacktree *t) {
         etw_free(a, c);
         c = n;
     }
+    etw_pathcache_free(t, &t->leaf_path);
     etw_allocator keep = t->alloc;
     memset(t, 0, sizeof *t);
     t->alloc = keep;
@@ -273,30 +274,11 @@ etw_status etw_stacktree_child(etw_stacktree *t, uint32_t parent, uint32_t frame
     return etw_nodetab_child(t, &t->stacks, parent, frame, node);
 }
 
-etw_status etw_stacktree_push_leaf_first(etw_stacktree *t, etw_nodetab *nt, uint32_t base, uint32_t pid,
-                                         const uint64_t *addr, size_t n, uint64_t kernel_min,
-                                         int64_t raw_time, uint32_t *node) {
-    uint32_t cur = base;
-    for (size_t i = n; i-- > 0;) {
-        uint32_t space = addr[i] >= kernel_min ? ETW_PROFILE_KERNEL_PID : pid;
-        uint32_t f;
-        etw_status st = etw_stacktree_frame(t, space, addr[i], raw_time, &f);
-        if (st != ETW_OK) return st;
-        st = etw_nodetab_child(t, nt, cur, f, &cur);
-        if (st != ETW_OK) return st;
-    }
-    *node = cur;
-    return ETW_OK;
-}
-
-void etw_pathcache_free(etw_stacktree *t, etw_pathcache *c) {
-    etw_free(&t->alloc, c->addr);
-    etw_free(&t->alloc, c->node);
-    memset(c, 0, sizeof *c);
-}
-
-etw_status etw_stacktree_push_cached(etw_stacktree *t, etw_pathcache *c, uint32_t pid, const uint64_t *addr,
-                                     size_t n, uint64_t kernel_min, int64_t raw_time, uint32_t *node) {
+/* etw_stacktree_push_cached in the node table nt (leaf_only: any, the
+ * cache holding frame ids; else t->stacks, the cache holding its nodes). */
+static etw_status push_cached_in(etw_stacktree *t, etw_pathcache *c, etw_nodetab *nt, uint32_t pid,
+                                 const uint64_t *addr, size_t n, uint64_t kernel_min, int64_t raw_time,
+                                 uint32_t *node) {
     if (n > UINT32_MAX - 1) return ETW_E_LIMIT;
     if (n > c->cap) { /* room for this stack's path: allocate only when deeper than ever */
         size_t cap = c->cap < 64 ? 64 : c->cap;
@@ -332,14 +314,55 @@ etw_status etw_stacktree_push_cached(etw_stacktree *t, etw_pathcache *c, uint32_
         uint32_t f;
         etw_status st = etw_stacktree_frame(t, space, a, raw_time, &f);
         if (st != ETW_OK) return st;
-        st = etw_nodetab_child(t, &t->stacks, cur, f, &cur);
-        if (st != ETW_OK) return st;
+        if (t->leaf_only) {
+            cur = f; /* node[] holds frame ids: the leaf's is the last */
+        } else {
+            st = etw_nodetab_child(t, nt, cur, f, &cur);
+            if (st != ETW_OK) return st;
+        }
         c->addr[i] = a;
         c->node[i] = cur;
         c->n = (uint32_t)(i + 1);
     }
+    if (t->leaf_only && n) return etw_nodetab_child(t, nt, ETW_STACK_NONE, cur, node);
     *node = cur;
     return ETW_OK;
+}
+
+etw_status etw_stacktree_push_leaf_first(etw_stacktree *t, etw_nodetab *nt, uint32_t base, uint32_t pid,
+                                         const uint64_t *addr, size_t n, uint64_t kernel_min,
+                                         int64_t raw_time, uint32_t *node) {
+    uint32_t cur = base;
+    if (t->leaf_only) {
+        if (!n) {
+            *node = base;
+            return ETW_OK;
+        }
+        /* every frame, root first as below (the same first times); those
+         * of the previous stack's root side exist already */
+        return push_cached_in(t, &t->leaf_path, nt, pid, addr, n, kernel_min, raw_time, node);
+    }
+    for (size_t i = n; i-- > 0;) {
+        uint32_t space = addr[i] >= kernel_min ? ETW_PROFILE_KERNEL_PID : pid;
+        uint32_t f;
+        etw_status st = etw_stacktree_frame(t, space, addr[i], raw_time, &f);
+        if (st != ETW_OK) return st;
+        st = etw_nodetab_child(t, nt, cur, f, &cur);
+        if (st != ETW_OK) return st;
+    }
+    *node = cur;
+    return ETW_OK;
+}
+
+void etw_pathcache_free(etw_stacktree *t, etw_pathcache *c) {
+    etw_free(&t->alloc, c->addr);
+    etw_free(&t->alloc, c->node);
+    memset(c, 0, sizeof *c);
+}
+
+etw_status etw_stacktree_push_cached(etw_stacktree *t, etw_pathcache *c, uint32_t pid, const uint64_t *addr,
+                                     size_t n, uint64_t kernel_min, int64_t raw_time, uint32_t *node) {
+    return push_cached_in(t, c, &t->stacks, pid, addr, n, kernel_min, raw_time, node);
 }
 
 typedef struct sample_key {

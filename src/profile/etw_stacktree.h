@@ -74,6 +74,18 @@ typedef struct etw_str_chunk {
     char data[];
 } etw_str_chunk;
 
+/* The last stack interned for one thread, root first: the next stack of
+ * that thread usually shares most of its root side (a CLR stack walk per
+ * allocation tick of a loop), and that part needs no lookup. */
+typedef struct etw_pathcache {
+    uint64_t *addr;   /* root first */
+    uint32_t *node;   /* node[i]: the stack of addr[0..i]
+                       * (leaf_only: the frame of addr[i]) */
+    uint32_t n, cap;
+    uint32_t pid;
+    uint64_t kernel_min;
+} etw_pathcache;
+
 typedef struct etw_stacktree {
     etw_allocator alloc;
     uint64_t seed;
@@ -100,6 +112,10 @@ typedef struct etw_stacktree {
     etw_str_chunk *chunks;
 
     size_t bytes;            /* what the tables hold */
+    int leaf_only;           /* stacks keep only their innermost frame
+                              * (etw_profile_options.leaf_only) */
+    etw_pathcache leaf_path; /* leaf_only: the last stack pushed (its
+                              * frames exist: no lookup again) */
 } etw_stacktree;
 
 etw_status etw_stacktree_init(etw_stacktree *t, const etw_allocator *alloc);
@@ -121,21 +137,12 @@ etw_status etw_nodetab_child(etw_stacktree *t, etw_nodetab *nt, uint32_t parent,
 /* Intern a whole stack given leaf first (as ETW logs it: addr[0] is the
  * innermost frame), on top of `base` (the root-side part already interned,
  * or ETW_STACK_NONE). Kernel addresses (is_kernel) go to the kernel address
- * space, others to pid's. nt: &t->stacks or &t->frags. */
+ * space, others to pid's. nt: &t->stacks or &t->frags. With leaf_only every
+ * frame is interned (its first time decides how it resolves) but the node
+ * is the one-frame stack of addr[0] (base ignored). */
 etw_status etw_stacktree_push_leaf_first(etw_stacktree *t, etw_nodetab *nt, uint32_t base, uint32_t pid,
                                          const uint64_t *addr, size_t n, uint64_t kernel_min,
                                          int64_t raw_time, uint32_t *node);
-
-/* The last stack interned for one thread, root first: the next stack of
- * that thread usually shares most of its root side (a CLR stack walk per
- * allocation tick of a loop), and that part needs no lookup. */
-typedef struct etw_pathcache {
-    uint64_t *addr;   /* root first */
-    uint32_t *node;   /* node[i]: the stack of addr[0..i] */
-    uint32_t n, cap;
-    uint32_t pid;
-    uint64_t kernel_min;
-} etw_pathcache;
 
 /* etw_stacktree_push_leaf_first on t->stacks from the empty stack, reusing
  * the root-side frames this thread's previous stack shares. */

@@ -17,6 +17,14 @@
 #include "schema/etw_source.h"
 #include "profile/etw_profile_internal.h"
 
+struct etw_raw_chunk {
+    struct etw_raw_chunk *next;
+    size_t cap, used;
+    uint8_t data[];
+};
+
+#define RAW_CHUNK ((size_t)64 << 10)
+
 /* ---- fields by name ------------------------------------------------------ */
 
 typedef struct field {
@@ -288,6 +296,12 @@ void etw_symbols_free(etw_profile *p) {
     etw_free(&p->alloc, y->pdbs);
     etw_idx_free(&y->pdb_idx, &p->alloc);
     etw_free(&p->alloc, y->buf);
+    etw_free(&p->alloc, y->defers);
+    while (y->raw) {
+        struct etw_raw_chunk *c = y->raw;
+        y->raw = c->next;
+        etw_free(&p->alloc, c);
+    }
     memset(y, 0, sizeof *y);
 }
 
@@ -345,6 +359,8 @@ etw_status etw_symbols_kernel_process(etw_profile *p, const etw_event *ev, const
 }
 
 static etw_status ktc_event(etw_profile *p, const etw_event *ev, const etw_schema *s) {
+    /* the identities name PDBs only: none to look for, nothing to read */
+    if (!p->opt.nsymbol_paths) return ETW_OK;
     if (ev->opcode == 0) { /* ImageID */
         field f[] = {{"ImageBase", 0, 0, 0, 0}, {"ImageSize", 0, 0, 0, 0}, {"ProcessId", 0, 0, 0, 0},
                      {"TimeDateStamp", 0, 0, 0, 0}, {"OriginalFileName", 0, 0, 0, 0}};
@@ -387,8 +403,201 @@ static etw_status ktc_event(etw_profile *p, const etw_event *ev, const etw_schem
     return ETW_OK;
 }
 
+/* Length in bytes of the NUL-terminated UTF-16 string at d (n bytes),
+ * without its NUL: 1 when the NUL is there, else 0. */
+static int str16_len(const uint8_t *d, size_t n, size_t *len) {
+    size_t end = n & ~(size_t)1, i = 0;
+    /* four units a word while none is NUL: (x - 0x0001...) & ~x &
+     * 0x8000... is nonzero exactly when some 16-bit lane of x is zero */
+    for (; i + 8 <= end; i += 8) {
+        uint64_t x;
+        memcpy(&x, d + i, 8);
+        if ((x - 0x0001000100010001ull) & ~x & 0x8000800080008000ull) break;
+    }
+    for (; i + 2 <= end; i += 2)
+        if (!d[i] && !d[i + 1]) {
+            *len = i;
+            return 1;
+        }
+    return 0;
+}
+
 /* MethodFlags: Jitted (TraceEvent's MethodFlags.Jitted) */
 #define METHOD_JITTED 0x8u
+
+static const char *const method_field_names[6] = {"MethodStartAddress", "MethodSize",     "MethodFlags",
+                                                  "MethodNamespace",    "MethodName",     "MethodSignature"};
+
+/* Bytes of a fixed-size integer property, 0 for anything else. */
+static unsigned fixed_int_size(const etw_property *pr) {
+    if (pr->flags & ~(uint32_t)(ETW_PROP_HAS_TAGS | ETW_PROP_OPTIONAL)) return 0;
+    switch (pr->in_type) {
+    case ETW_INTYPE_INT8:
+    case ETW_INTYPE_UINT8: return 1;
+    case ETW_INTYPE_INT16:
+    case ETW_INTYPE_UINT16: return 2;
+    case ETW_INTYPE_INT32:
+    case ETW_INTYPE_UINT32:
+    case ETW_INTYPE_HEXINT32: return 4;
+    case ETW_INTYPE_INT64:
+    case ETW_INTYPE_UINT64:
+    case ETW_INTYPE_HEXINT64: return 8;
+    default: return 0;
+    }
+}
+
+/* The layout of a method event's schema (etw_method_memo). */
+static void method_layout(const etw_schema *s, etw_method_memo *m) {
+    m->ok = 0;
+    uint32_t top = s->top_count < s->prop_count ? s->top_count : s->prop_count;
+    uint32_t at = 0, run = 0;
+    int strings = 0, ints = 0;
+    for (uint32_t j = 0; j < top && strings < 3; j++) {
+        const etw_property *pr = &s->props[j];
+        int which = -1;
+        for (int i = 0; i < 6; i++)
+            if (pr->name && !strcmp(pr->name, method_field_names[i])) which = i;
+        if (which >= 3) { /* the strings, in their order */
+            if (which != 3 + strings || pr->in_type != ETW_INTYPE_UNICODESTRING ||
+                (pr->flags & ~(uint32_t)(ETW_PROP_HAS_TAGS | ETW_PROP_OPTIONAL)))
+                return;
+            m->skip[strings++] = run;
+            run = 0;
+            continue;
+        }
+        unsigned n = fixed_int_size(pr);
+        if (!n) return;
+        if (which >= 0) {
+            if (strings) return; /* its offset would vary */
+            m->off[which] = at;
+            m->size[which] = (uint8_t)n;
+            ints |= 1 << which;
+        }
+        at += n;
+        run += n;
+    }
+    m->ok = strings == 3 && ints == 7;
+}
+
+/* The six fields read directly when the schema's layout allows and the
+ * payload holds all of them (the strings NUL-terminated): what the decode
+ * gives then. 1 when read, 0 when the fields must be decoded. */
+static int method_fields_fast(etw_profile *p, const etw_event *ev, const etw_schema *s, field *f) {
+    if (s->source == ETW_SOURCE_TRACELOGGING) return 0; /* ids not kept */
+    etw_method_memo *m = &p->sym.method_memo[s->id & (ETW_METHOD_MEMO_SLOTS - 1u)];
+    if (m->schema != s || m->id != s->id) {
+        method_layout(s, m);
+        m->schema = s;
+        m->id = s->id;
+    }
+    if (!m->ok || !ev->user_data) return 0;
+    const uint8_t *d = ev->user_data;
+    size_t len = ev->user_data_len;
+    for (int i = 0; i < 3; i++) {
+        if (len < m->size[i] || m->off[i] > len - m->size[i]) return 0;
+        f[i].data = d + m->off[i];
+        f[i].size = m->size[i];
+        f[i].in_type = ETW_INTYPE_UINT64; /* fu reads by size */
+        f[i].found = 1;
+    }
+    size_t pos = 0;
+    for (int i = 0; i < 3; i++) {
+        if (len - pos < m->skip[i]) return 0;
+        pos += m->skip[i];
+        size_t sl;
+        if (!str16_len(d + pos, len - pos, &sl)) return 0; /* no NUL: the decode says what it takes */
+        field *x = &f[3 + i];
+        x->data = d + pos;
+        x->size = (uint32_t)sl;
+        x->in_type = ETW_INTYPE_UNICODESTRING;
+        x->found = 1;
+        pos += sl + 2;
+    }
+    return 1;
+}
+
+/* TraceLog's GetFullName: Namespace.Name(args), args cut from the
+ * signature at its first '(' (f: namespace, name, signature). */
+static etw_status method_name(etw_profile *p, const field *f, uint32_t *sid) {
+    etw_symbols *y = &p->sym;
+    size_t pos = 0;
+    etw_status st = fappend(p, &f[0], &pos);
+    if (st == ETW_OK) {
+        field dot = {".", (const uint8_t *)".", 1, ETW_INTYPE_ANSISTRING, 1};
+        st = fappend(p, &dot, &pos);
+    }
+    if (st == ETW_OK) st = fappend(p, &f[1], &pos);
+    size_t head = pos;
+    if (st == ETW_OK) st = fappend(p, &f[2], &pos);
+    if (st != ETW_OK) return st;
+    const char *paren = pos > head ? memchr(y->buf + head, '(', pos - head) : NULL;
+    size_t largs = paren ? pos - (size_t)(paren - y->buf) : 0;
+    if (paren) memmove(y->buf + head, paren, largs);
+    return etw_stacktree_str(&p->tree, y->buf, head + largs, sid);
+}
+
+/* Keep a method's name strings undecoded: *defer its id + 1, 0 when past
+ * ETW_PROFILE_MAX_DEFERRED_NAMES (then made now). */
+static etw_status method_defer(etw_profile *p, const field *f, uint32_t *defer) {
+    etw_symbols *y = &p->sym;
+    *defer = 0;
+    size_t need = 0;
+    for (int i = 0; i < 3; i++)
+        if (f[i].found) need += f[i].size;
+    if (need > ETW_PROFILE_MAX_DEFERRED_NAMES - y->raw_len || y->ndefers >= UINT32_MAX - 1) return ETW_OK;
+    etw_status st = etw_grow_array(&p->alloc, (void **)&y->defers, &y->defers_cap, y->ndefers + 1,
+                                   sizeof *y->defers, &y->bytes);
+    if (st != ETW_OK) return st;
+    struct etw_raw_chunk *c = y->raw;
+    if (!c || c->cap - c->used < need) {
+        size_t cap = need > RAW_CHUNK ? need : RAW_CHUNK;
+        c = etw_alloc(&p->alloc, sizeof *c + cap);
+        if (!c) return ETW_E_NOMEM;
+        c->next = y->raw;
+        c->cap = cap;
+        c->used = 0;
+        y->raw = c;
+        y->bytes += sizeof *c + cap;
+    }
+    etw_defer_name *dn = &y->defers[y->ndefers];
+    memset(dn, 0, sizeof *dn);
+    dn->data = c->data + c->used;
+    for (int i = 0; i < 3; i++) {
+        if (!f[i].found) continue;
+        dn->found[i] = 1;
+        dn->size[i] = f[i].size;
+        dn->in_type[i] = f[i].in_type;
+        if (f[i].size) memcpy(c->data + c->used, f[i].data, f[i].size);
+        c->used += f[i].size;
+    }
+    y->raw_len += need;
+    *defer = (uint32_t)++y->ndefers;
+    return ETW_OK;
+}
+
+/* The name of a method whose name was deferred, made now. */
+static etw_status method_undefer(etw_profile *p, etw_range *r) {
+    etw_symbols *y = &p->sym;
+    const etw_defer_name *dn = &y->defers[r->defer - 1];
+    field f[3];
+    const uint8_t *at = dn->data;
+    for (int i = 0; i < 3; i++) {
+        memset(&f[i], 0, sizeof f[i]);
+        f[i].name = method_field_names[3 + i];
+        f[i].found = dn->found[i];
+        if (!f[i].found) continue;
+        f[i].data = at;
+        f[i].size = dn->size[i];
+        f[i].in_type = dn->in_type[i];
+        at += dn->size[i];
+    }
+    uint32_t sid;
+    etw_status st = method_name(p, f, &sid);
+    if (st != ETW_OK) return st;
+    r->name = sid;
+    r->defer = 0;
+    return ETW_OK;
+}
 
 static etw_status method_event(etw_profile *p, const etw_event *ev, const etw_schema *s, int rundown) {
     int kind;
@@ -407,32 +616,41 @@ static etw_status method_event(etw_profile *p, const etw_event *ev, const etw_sc
         default: return ETW_OK;
         }
     }
-    field f[] = {{"MethodStartAddress", 0, 0, 0, 0}, {"MethodSize", 0, 0, 0, 0}, {"MethodFlags", 0, 0, 0, 0},
-                 {"MethodNamespace", 0, 0, 0, 0},    {"MethodName", 0, 0, 0, 0}, {"MethodSignature", 0, 0, 0, 0}};
-    if (!get_fields(p, ev, s, f, 6) || !f[0].found || !f[1].found) return ETW_OK;
+    field f[6];
+    memset(f, 0, sizeof f);
+    for (int i = 0; i < 6; i++) f[i].name = method_field_names[i];
+    const etw_schema *rs = s;
+    if (!rs && etw_decoder_resolve(p->opt.decoder, ev, &rs, NULL) != ETW_OK) return ETW_OK;
+    if (!rs) return ETW_OK;
+    if (!method_fields_fast(p, ev, rs, f) && !get_fields(p, ev, rs, f, 6)) return ETW_OK;
+    if (!f[0].found || !f[1].found) return ETW_OK;
     if (!(fu(&f[2]) & METHOD_JITTED)) return ETW_OK; /* other code is inside an image */
-    /* TraceLog's GetFullName: Namespace.Name(args), args cut from the
-     * signature at its first '(' */
     etw_symbols *y = &p->sym;
-    size_t pos = 0;
-    etw_status st = fappend(p, &f[3], &pos);
-    if (st == ETW_OK) {
-        field dot = {".", (const uint8_t *)".", 1, ETW_INTYPE_ANSISTRING, 1};
-        st = fappend(p, &dot, &pos);
-    }
-    if (st == ETW_OK) st = fappend(p, &f[4], &pos);
-    size_t head = pos;
-    if (st == ETW_OK) st = fappend(p, &f[5], &pos);
-    if (st != ETW_OK) return st;
-    const char *paren = pos > head ? memchr(y->buf + head, '(', pos - head) : NULL;
-    size_t largs = paren ? pos - (size_t)(paren - y->buf) : 0;
-    if (paren) memmove(y->buf + head, paren, largs);
-    uint32_t sid;
-    st = etw_stacktree_str(&p->tree, y->buf, head + largs, &sid);
-    if (st != ETW_OK) return st;
     uint32_t pid, tid;
     etw_decoder_event_ids(p->opt.decoder, ev, s, &pid, &tid);
-    return range_event(p, &y->methods, kind, pid, fu(&f[0]), fu(&f[1]), ev->raw_timestamp, sid, 0);
+    uint64_t base = fu(&f[0]);
+    if (kind >= 2) {
+        /* an unload or a rundown's end of a method loaded in the trace: it
+         * keeps the load's name (never empty) */
+        size_t slot;
+        uint32_t id = open_find(p, &y->methods, pid, base, &slot);
+        if (id != ETW_NO_ID) {
+            if (kind == 2) {
+                y->methods.v[id].end = ev->raw_timestamp;
+                etw_idx_remove(&y->methods.open, slot);
+            }
+            return ETW_OK;
+        }
+    }
+    /* a new range: its name made when a frame falls in it */
+    uint32_t defer, sid = 0;
+    etw_status st = method_defer(p, &f[3], &defer);
+    if (st == ETW_OK && !defer) st = method_name(p, &f[3], &sid);
+    if (st != ETW_OK) return st;
+    size_t n = y->methods.n;
+    st = range_event(p, &y->methods, kind, pid, base, fu(&f[1]), ev->raw_timestamp, sid, 0);
+    if (st == ETW_OK && y->methods.n > n) y->methods.v[n].defer = defer;
+    return st;
 }
 
 etw_status etw_symbols_event(etw_profile *p, const etw_event *ev, const etw_schema *s, int ktc) {
@@ -621,11 +839,28 @@ etw_status etw_symbols_finish(etw_profile *p) {
     etw_status st = build_order(p, &y->images);
     if (st == ETW_OK) st = build_order(p, &y->methods);
     if (st != ETW_OK) return st;
+    /* leaf_only without symbol paths: only the samples' frames are read
+     * (with symbol paths every frame is, as PDBs open and say why not) */
+    uint8_t *want = NULL;
+    if (t->leaf_only && !p->opt.nsymbol_paths) {
+        want = etw_calloc(&p->alloc, t->nframes ? t->nframes : 1, 1);
+        if (!want) return ETW_E_NOMEM;
+        for (size_t i = 0; i < t->nsamples; i++)
+            if (t->samples[i].stack != ETW_STACK_NONE) want[t->stacks.nodes[t->samples[i].stack].frame] = 1;
+    }
     for (uint32_t i = 0; i < t->nframes; i++) {
+        if (want && !want[i]) continue;
         etw_frame_rec *f = &t->frames[i];
         int kernel = f->pid == ETW_PROFILE_KERNEL_PID;
         if (!kernel) {
             const etw_range *m = range_lookup(&y->methods, f->pid, f->address, f->first_raw);
+            if (m && m->defer) {
+                st = method_undefer(p, &y->methods.v[m - y->methods.v]);
+                if (st != ETW_OK) {
+                    etw_free(&p->alloc, want);
+                    return st;
+                }
+            }
             if (m) {
                 f->kind = ETW_FRAME_JIT;
                 f->function = m->name;
@@ -639,9 +874,13 @@ etw_status etw_symbols_finish(etw_profile *p) {
             f->module = im->name;
             f->offset = f->address - im->base;
             st = pdb_name(p, f, im);
-            if (st != ETW_OK) return st;
+            if (st != ETW_OK) {
+                etw_free(&p->alloc, want);
+                return st;
+            }
         }
     }
+    etw_free(&p->alloc, want);
     /* frames of the samples' stacks, with multiplicity: each node counts
      * the samples whose stack goes through it (children have larger ids) */
     uint32_t n = t->stacks.n;

@@ -22,7 +22,8 @@ typedef struct etw_range {
     uint32_t pid;
     uint32_t name;        /* string id: the image's file name, the method's full name */
     uint32_t tds;         /* images: TimeDateStamp (ImageID) */
-    uint32_t pad_;
+    uint32_t defer;       /* methods: deferred name id + 1 (name 0 until a
+                           * frame falls in it), 0: none */
 } etw_range;
 
 /* KernelTraceControl's identity of an image, by (pid, ImageBase). */
@@ -73,8 +74,45 @@ typedef struct etw_fields_memo {
     uint8_t slot[ETW_FIELDS_MEMO_MAX];  /* the call's field of each */
 } etw_fields_memo;
 
+/* A CLR method event's fields read at fixed offsets: per schema, where
+ * MethodStartAddress, MethodSize and MethodFlags are (every property before
+ * them a fixed-size integer) and the fixed bytes before each of
+ * MethodNamespace, MethodName, MethodSignature (NUL-terminated UTF-16, one
+ * after the other with only fixed-size integers between); direct-mapped by
+ * schema id. */
+#define ETW_METHOD_MEMO_SLOTS 8u
+typedef struct etw_method_memo {
+    const void *schema; /* NULL: empty */
+    uint32_t id;
+    uint8_t ok;         /* 0: the layout is not that: decode the fields */
+    uint8_t size[3];    /* start address, size, flags: bytes */
+    uint32_t off[3];    /*   and offsets */
+    uint32_t skip[3];   /* fixed bytes before each string */
+} etw_method_memo;
+
+/* A JIT method's name kept as the event gave it (its three strings'
+ * bytes, copied: the reader's buffers are borrowed), made only when a
+ * frame falls in the method (etw_symbols_finish). */
+typedef struct etw_defer_name {
+    const uint8_t *data; /* in a chunk of etw_symbols.raw */
+    uint32_t size[3];   /* MethodNamespace, MethodName, MethodSignature */
+    uint16_t in_type[3];
+    uint8_t found[3];
+} etw_defer_name;
+
+/* Bytes of method names kept undecoded at most: past it the names are
+ * made as their events come (as many interned strings as distinct names). */
+#ifndef ETW_PROFILE_MAX_DEFERRED_NAMES
+#define ETW_PROFILE_MAX_DEFERRED_NAMES ((size_t)64 << 20)
+#endif
+
 typedef struct etw_symbols {
     etw_fields_memo fields[ETW_FIELDS_MEMO_SLOTS];
+    etw_method_memo method_memo[ETW_METHOD_MEMO_SLOTS];
+    etw_defer_name *defers;
+    size_t ndefers, defers_cap;
+    struct etw_raw_chunk *raw; /* the deferred names' bytes: chunks that never move */
+    size_t raw_len;       /* bytes in them */
     etw_rangetab images;
     etw_rangetab methods;
     etw_ident *idents;

@@ -543,6 +543,7 @@ int cpu_summary(session *s, int json, char **text, size_t *len) {
     pick_ctx pk = {&s2, 0, 0};
     etw_profile_options po;
     profile_options_init(s, dec, &po);
+    po.leaf_only = 1; /* cpu_text reads the innermost frames only */
     if (!etw_filter_is_empty(s->filter)) {
         po.is_sample = pick;
         po.sample_ctx = &pk;
@@ -597,6 +598,7 @@ int cpu_feed_new(session *s, cpu_feed **out) {
     if (!f) return out_of_memory();
     etw_profile_options po;
     profile_options_init(s, s->dec, &po);
+    po.leaf_only = 1; /* cpu_text reads the innermost frames only */
     if (!etw_filter_is_empty(s->filter)) {
         po.is_sample = pick_scanned;
         po.sample_ctx = f;
