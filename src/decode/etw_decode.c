@@ -203,7 +203,7 @@ static etw_status take_rest(etw_decode_cursor *c, etw_value *v) {
 
 /* The position of the first NUL unit in p[0..n) (n rounded down to the
  * unit), or that rounded length when there is none. */
-static uint32_t str_len(const uint8_t *p, uint32_t n, unsigned unit, int *found) {
+uint32_t etw_decode_str_len(const uint8_t *p, uint32_t n, unsigned unit, int *found) {
     if (unit == 1) {
         const uint8_t *z = n ? memchr(p, 0, n) : NULL;
         *found = z != NULL;
@@ -355,9 +355,9 @@ static etw_status scalar(etw_decode_cursor *c, etw_value *v, const etw_property 
                 return take_rest(c, v);
             if (len > rest / unit) return take_rest(c, v);
             take = (uint32_t)len * unit;
-            size = str_len(d, take, unit, &found);
+            size = etw_decode_str_len(d, take, unit, &found);
         } else {
-            size = str_len(d, rest, unit, &found);
+            size = etw_decode_str_len(d, rest, unit, &found);
             take = found ? size + unit : rest;
         }
         v->size = size;
@@ -408,13 +408,13 @@ static etw_status scalar(etw_decode_cursor *c, etw_value *v, const etw_property 
         unit = (in == ETW_INTYPE_MANIFEST_COUNTEDSTRING ||
                 in == ETW_INTYPE_COUNTEDSTRING ||
                 in == ETW_INTYPE_REVERSEDCOUNTEDSTRING) ? 2 : 1;
-        v->size = str_len(d + 2, n, unit, &found);
+        v->size = etw_decode_str_len(d + 2, n, unit, &found);
         if (!found && unit == 2) v->size = n; /* keep an odd last byte: ignored by writers */
         return ETW_OK;
     }
     case ETW_INTYPE_NONNULLTERMINATEDSTRING:
     case ETW_INTYPE_NONNULLTERMINATEDANSISTRING:
-        v->size = str_len(d, rest, in == ETW_INTYPE_NONNULLTERMINATEDSTRING ? 2 : 1,
+        v->size = etw_decode_str_len(d, rest, in == ETW_INTYPE_NONNULLTERMINATEDSTRING ? 2 : 1,
                           &found);
         c->pos = c->size;
         return ETW_OK;
@@ -806,7 +806,7 @@ static uint32_t scalar_bytes(const etw_property *p, const uint8_t *d, uint32_t r
             if (p->length > rest / unit) return TAKES_REST;
             return (uint32_t)p->length * unit;
         }
-        size = str_len(d, rest, unit, &found);
+        size = etw_decode_str_len(d, rest, unit, &found);
         return found ? size + unit : rest;
     }
     case ETW_INTYPE_BINARY:
@@ -1137,7 +1137,7 @@ uint32_t etw_decode_plan_trailing(const etw_decode_plan_t *pl, const uint8_t *da
         case ETW_PLAN_STR8:
         case ETW_PLAN_STR16: {
             unsigned unit = st->kind == ETW_PLAN_STR16 ? 2 : 1;
-            uint32_t n = str_len(data + pos, rest, unit, &found);
+            uint32_t n = etw_decode_str_len(data + pos, rest, unit, &found);
             if (!found) return 0; /* it takes the rest */
             pos += n + unit;
             break;
@@ -1181,7 +1181,7 @@ int etw_decode_walk_fields(const etw_schema *s, const etw_event *ev, size_t refs
         data[k] = base + at[k];
         if (in == ETW_INTYPE_ANSISTRING || in == ETW_INTYPE_UNICODESTRING) {
             int found;
-            size[k] = str_len(data[k], takes[k], in == ETW_INTYPE_UNICODESTRING ? 2 : 1, &found);
+            size[k] = etw_decode_str_len(data[k], takes[k], in == ETW_INTYPE_UNICODESTRING ? 2 : 1, &found);
         } else {
             size[k] = takes[k];
         }

@@ -80,4 +80,9 @@ int etw_decode_walk_field(const etw_schema *s, const etw_event *ev, size_t refs_
 int etw_decode_walk_fields(const etw_schema *s, const etw_event *ev, size_t refs_len, const uint16_t *index,
                            uint32_t n, const uint8_t **data, uint32_t *size, int8_t *got);
 
+/* Bytes before the first NUL unit (unit 1: a byte, 2: a UTF-16 unit) of the
+ * n bytes at p, *found 1; without a NUL, n (UTF-16: rounded down to whole
+ * units), *found 0. How the decoder ends a NUL-terminated string. */
+uint32_t etw_decode_str_len(const uint8_t *p, uint32_t n, unsigned unit, int *found);
+
 #endif

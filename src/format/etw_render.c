@@ -1262,19 +1262,22 @@ static void csv_set(etw_renderer *rd, size_t c, const char *v, size_t n) {
 }
 
 /* n commas: the separators before a cell, the empty cells between as one
- * run. Most runs are short: those are one fixed-size copy (a few stores,
- * no call) into room reserved past them, the text advanced by n only. */
+ * run, at o, which has room for max(n, CSV_SHORT_RUN); returns o + n. Most
+ * runs are short: those are one fixed-size copy (a few stores, no call),
+ * past them bytes the next cells overwrite. */
 #define CSV_SHORT_RUN 32
-static inline void csv_commas(etw_renderer *rd, etw_text *t, size_t n) {
+static inline char *put_commas(const etw_renderer *rd, char *o, size_t n) {
     static const char short_run[CSV_SHORT_RUN + 1] = ",,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,";
-    if (n > CSV_SHORT_RUN) {
-        etw_text_put(t, rd->commas, n);
-        return;
-    }
-    char *p = etw_text_reserve(t, CSV_SHORT_RUN);
+    if (n > CSV_SHORT_RUN) memcpy(o, rd->commas, n);
+    else memcpy(o, short_run, CSV_SHORT_RUN);
+    return o + n;
+}
+
+/* put_commas at the end of t. */
+static inline void csv_commas(etw_renderer *rd, etw_text *t, size_t n) {
+    char *p = etw_text_reserve(t, n > CSV_SHORT_RUN ? n : CSV_SHORT_RUN);
     if (!p) return; /* the buffer failed: etw_text_status says so */
-    memcpy(p, short_run, CSV_SHORT_RUN);
-    t->len += n;
+    t->len += (size_t)(put_commas(rd, p, n) - p);
 }
 
 /* The cells provider..keywords as one piece of CSV text, from the slot of
@@ -1389,7 +1392,6 @@ static void csv_row_end(etw_renderer *rd, etw_text *t, size_t next) {
  * the text, and the room is reserved again after it. */
 static void render_csv_planned(etw_renderer *rd, const etw_event *ev, const char *line, const char *lend,
                                const schema_cols *sc, const struct seg_slot *g) {
-    static const char short_run[CSV_SHORT_RUN + 1] = ",,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,";
     etw_text *t = &rd->out;
     const etw_json_spans *sp = &rd->sp;
     /* the most the row takes: its cells, each at most twice its JSON text
@@ -1398,13 +1400,7 @@ static void render_csv_planned(etw_renderer *rd, const etw_event *ev, const char
     const size_t bound = 2 * (size_t)(lend - line) + 3 * rd->ncols + SEG_MAX + 256;
     char *o = etw_text_reserve(t, bound);
     if (!o) return; /* the buffer failed: etw_text_status says so */
-#define PLAN_COMMAS(n_)                                                                                              \
-    do {                                                                                                           \
-        size_t n__ = (n_);                                                                                         \
-        if (n__ > CSV_SHORT_RUN) memcpy(o, rd->commas, n__);                                                        \
-        else memcpy(o, short_run, CSV_SHORT_RUN); /* fixed size: no call */                                        \
-        o += n__;                                                                                                  \
-    } while (0)
+#define PLAN_COMMAS(n_) (o = put_commas(rd, o, (n_)))
 #define PLAN_CELL(v_, n_)                                                                                            \
     do {                                                                                                           \
         const char *from_;                                                                                         \

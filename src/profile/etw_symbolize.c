@@ -403,25 +403,6 @@ static etw_status ktc_event(etw_profile *p, const etw_event *ev, const etw_schem
     return ETW_OK;
 }
 
-/* Length in bytes of the NUL-terminated UTF-16 string at d (n bytes),
- * without its NUL: 1 when the NUL is there, else 0. */
-static int str16_len(const uint8_t *d, size_t n, size_t *len) {
-    size_t end = n & ~(size_t)1, i = 0;
-    /* four units a word while none is NUL: (x - 0x0001...) & ~x &
-     * 0x8000... is nonzero exactly when some 16-bit lane of x is zero */
-    for (; i + 8 <= end; i += 8) {
-        uint64_t x;
-        memcpy(&x, d + i, 8);
-        if ((x - 0x0001000100010001ull) & ~x & 0x8000800080008000ull) break;
-    }
-    for (; i + 2 <= end; i += 2)
-        if (!d[i] && !d[i + 1]) {
-            *len = i;
-            return 1;
-        }
-    return 0;
-}
-
 /* MethodFlags: Jitted (TraceEvent's MethodFlags.Jitted) */
 #define METHOD_JITTED 0x8u
 
@@ -504,8 +485,9 @@ static int method_fields_fast(etw_profile *p, const etw_event *ev, const etw_sch
     for (int i = 0; i < 3; i++) {
         if (len - pos < m->skip[i]) return 0;
         pos += m->skip[i];
-        size_t sl;
-        if (!str16_len(d + pos, len - pos, &sl)) return 0; /* no NUL: the decode says what it takes */
+        int nul;
+        size_t sl = etw_decode_str_len(d + pos, (uint32_t)(len - pos), 2, &nul);
+        if (!nul) return 0; /* no NUL: the decode says what it takes */
         field *x = &f[3 + i];
         x->data = d + pos;
         x->size = (uint32_t)sl;
