@@ -6,7 +6,8 @@
  * every byte of each event's user data and extended items, summing them so
  * that ASan sees each read. Every other byte of input the first time, the
  * reader is also rewound and iterated in file order, so both merge paths
- * and etw_reader_rewind() are exercised.
+ * and etw_reader_rewind() are exercised; the rewound pass also watches two
+ * providers (etw_reader_watch).
  *
  * Contract checks (abort on violation): open fails only with a known status
  * and leaves *out NULL; iteration ends with ETW_END; the stats count exactly
@@ -58,12 +59,33 @@ static uint64_t touch_event(const etw_event *ev) {
     return sum;
 }
 
-static void read_all(etw_reader *r, size_t size) {
+/* etw_reader_watch: the records shown as their buffers load, and the
+ * events of the watched providers the reader returned after them. */
+typedef struct watching {
+    etw_guid g[2];
+    uint64_t shown, returned;
+} watching;
+
+static void on_watch(void *ctx, const etw_event *ev) {
+    watching *w = ctx;
+    if (!etw_guid_equal(&ev->provider, &w->g[0]) && !etw_guid_equal(&ev->provider, &w->g[1])) abort();
+    w->shown++;
+    g_sink += touch_event(ev);
+}
+
+static etw_guid first_provider;
+
+static void read_all_w(etw_reader *r, size_t size, watching *w) {
     etw_event ev;
     etw_status s;
     uint64_t n = 0, sum = 0;
     while ((s = etw_reader_next(r, &ev)) == ETW_OK) {
         sum += touch_event(&ev);
+        if (n == 1) first_provider = ev.provider; /* the first after the log-file header */
+        static const etw_guid zero;
+        if (w && ev.form != ETW_FORM_MESSAGE && !ev.is_logfile_header && !etw_guid_equal(&ev.provider, &zero) &&
+            (etw_guid_equal(&ev.provider, &w->g[0]) || etw_guid_equal(&ev.provider, &w->g[1])))
+            w->returned++;
         if (++n > EVENT_BOUND(size)) abort();
     }
     if (s != ETW_END) abort();
@@ -71,8 +93,11 @@ static void read_all(etw_reader *r, size_t size) {
     g_sink += sum;
 }
 
+static void read_all(etw_reader *r, size_t size) { read_all_w(r, size, NULL); }
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     uint64_t diags = 0;
+    memset(&first_provider, 0, sizeof first_provider);
     etw_reader_options opt;
     memset(&opt, 0, sizeof opt);
     opt.max_buffer_size = FUZZ_MAX_BUFFER;
@@ -100,10 +125,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const etw_reader_stats *st = etw_reader_stats_get(r);
     if (st->problems < diags) abort();
 
-    /* Again after a rewind: the same number of events. */
+    /* Again after a rewind: the same number of events; watching the first
+     * event's provider and StackWalk, every record of theirs the reader
+     * returns was shown first (as its buffer loaded). */
     uint64_t first = st->events;
     if (etw_reader_rewind(r) != ETW_OK) abort();
-    read_all(r, size);
+    static const etw_guid stackwalk = {0xdef2fe46, 0x7bd6, 0x4b80, {0xbd, 0x94, 0xf5, 0x7f, 0xe2, 0x0d, 0x0c, 0xe3}};
+    watching w = {{first_provider, stackwalk}, 0, 0};
+    if (etw_reader_watch(r, w.g, 2, on_watch, &w) != ETW_OK) abort();
+    read_all_w(r, size, &w);
+    if (w.shown < w.returned) abort();
     if (etw_reader_stats_get(r)->events != first) abort();
     etw_reader_close(r);
 

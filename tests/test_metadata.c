@@ -1675,6 +1675,165 @@ static void test_payload_subject(void) {
     etb_free(&b);
 }
 
+/* ---- learning ahead as buffers load (etw_reader_watch, learn_early) ------ */
+
+static const etw_guid MD_GUID = {0xbbccf6c1, 0x6cd1, 0x48c4, {0x80, 0xff, 0x83, 0x94, 0x82, 0xe3, 0x76, 0x71}};
+static const etw_guid SW_GUID = {0xdef2fe46, 0x7bd6, 0x4b80, {0xbd, 0x94, 0xf5, 0x7f, 0xe2, 0x0d, 0x0c, 0xe3}};
+
+#define SEEN_MAX 20000
+typedef struct seen_log {
+    uint64_t at[SEEN_MAX]; /* buffer offset << 20 | record offset */
+    size_t n, md, sw;
+    etw_decoder *dec; /* learn_early what is seen, when set */
+    int stale, map_stale;
+} seen_log;
+
+static uint64_t where(const etw_event *ev) { return ev->buffer_file_offset << 20 | ev->record_offset; }
+
+static void on_seen(void *ctx, const etw_event *ev) {
+    seen_log *L = ctx;
+    if (L->n < SEEN_MAX) L->at[L->n++] = where(ev);
+    if (etw_guid_equal(&ev->provider, &MD_GUID)) L->md++;
+    else if (etw_guid_equal(&ev->provider, &SW_GUID)) L->sw++;
+    else ETW_CHECK(!"a record of a provider not watched");
+    if (L->dec && etw_decoder_learn_kind(L->dec, ev) == ETW_LEARN_AHEAD) {
+        int stale = -1;
+        ETW_CHECK_INT(etw_decoder_learn_early(L->dec, ev, &stale), ETW_OK);
+        ETW_CHECK(stale == 0 || stale == 1);
+        L->stale |= stale;
+        if (ev->opcode == ETW_METADATA_OPCODE_MAP_INFO) L->map_stale |= stale;
+    }
+}
+
+static int was_seen(const seen_log *L, const etw_event *ev) {
+    uint64_t w = where(ev);
+    for (size_t i = L->n; i-- > 0;)
+        if (L->at[i] == w) return 1;
+    return 0;
+}
+
+/* The watcher shows every MetaData and StackWalk record of net.4.5.2.x64.etl
+ * before the reader hands the record out, each once per pass. */
+static void test_reader_watch(void) {
+    etw_reader *r = NULL;
+    ETW_CHECK_INT(etw_reader_open_file(&r, ETW_TEST_DATA_DIR "/net.4.5.2.x64.etl", NULL), ETW_OK);
+    if (!r) return;
+    static seen_log L;
+    memset(&L, 0, sizeof L);
+    const etw_guid both[2] = {MD_GUID, SW_GUID};
+    ETW_CHECK_INT(etw_reader_watch(NULL, both, 2, on_seen, &L), ETW_E_INVALID_ARG);
+    ETW_CHECK_INT(etw_reader_watch(r, NULL, 2, on_seen, &L), ETW_E_INVALID_ARG);
+    ETW_CHECK_INT(etw_reader_watch(r, both, ETW_READER_MAX_WATCH + 1, on_seen, &L), ETW_E_INVALID_ARG);
+    ETW_CHECK_INT(etw_reader_watch(r, both, 2, on_seen, &L), ETW_OK);
+    etw_event ev;
+    size_t md = 0, sw = 0, late = 0, events = 0;
+    while (etw_reader_next(r, &ev) == ETW_OK) {
+        events++;
+        int is_md = etw_guid_equal(&ev.provider, &MD_GUID), is_sw = etw_guid_equal(&ev.provider, &SW_GUID);
+        md += is_md;
+        sw += is_sw;
+        if ((is_md || is_sw) && !was_seen(&L, &ev)) late++;
+    }
+    ETW_CHECK_INT(events, 179474);
+    ETW_CHECK_INT(md, 85);     /* --stats: KernelTraceControl MetaData */
+    ETW_CHECK_INT(sw, 12280);  /* Windows Kernel StackWalk (def2fe46-...) */
+    ETW_CHECK_INT(L.md, md);
+    ETW_CHECK_INT(L.sw, sw);
+    ETW_CHECK_INT(late, 0);
+    /* a rewind loads, and shows, them again; unwatched, nothing */
+    ETW_CHECK_INT(etw_reader_rewind(r), ETW_OK);
+    while (etw_reader_next(r, &ev) == ETW_OK) {}
+    ETW_CHECK_INT(L.md, 2 * md);
+    ETW_CHECK_INT(etw_reader_watch(r, NULL, 0, NULL, NULL), ETW_OK);
+    ETW_CHECK_INT(etw_reader_rewind(r), ETW_OK);
+    while (etw_reader_next(r, &ev) == ETW_OK) {}
+    ETW_CHECK_INT(L.md, 2 * md);
+    etw_reader_close(r);
+}
+
+typedef struct sources_tally {
+    uint64_t by_source[8], none;
+} sources_tally;
+
+/* Resolve every event of r from the start with d. */
+static void resolve_all(etw_decoder *d, etw_reader *r, sources_tally *t) {
+    memset(t, 0, sizeof *t);
+    etw_event ev;
+    while (etw_reader_next(r, &ev) == ETW_OK) {
+        const etw_schema *s = NULL;
+        if (etw_decoder_resolve(d, &ev, &s, NULL) == ETW_OK && s) t->by_source[s->source & 7]++;
+        else t->none++;
+    }
+}
+
+/* etw_decoder_learn_early: MetaData records learned as their buffers load
+ * (before any event they describe) leave every event resolved as after a
+ * pre-scan and say nothing is stale; learned after the events they describe
+ * were answered by the built-in manifest, they say so - map records never. */
+static void test_learn_early(void) {
+    etw_reader *r = NULL;
+    ETW_CHECK_INT(etw_reader_open_file(&r, ETW_TEST_DATA_DIR "/net.4.5.2.x64.etl", NULL), ETW_OK);
+    if (!r) return;
+    sources_tally pre, early, late;
+    etw_decoder *d = NULL;
+    ETW_CHECK_INT(etw_decoder_new(&d, NULL), ETW_OK);
+    ETW_CHECK_INT(etw_decoder_prescan(d, r), ETW_OK);
+    resolve_all(d, r, &pre);
+    etw_decoder_free(d);
+    ETW_CHECK(pre.by_source[ETW_SOURCE_METADATA] > 1000);
+    ETW_CHECK(pre.by_source[ETW_SOURCE_BUILTIN] > 1000);
+
+    /* learned as the buffers load */
+    static seen_log L;
+    memset(&L, 0, sizeof L);
+    ETW_CHECK_INT(etw_decoder_new(&L.dec, NULL), ETW_OK);
+    const etw_guid md[1] = {MD_GUID};
+    ETW_CHECK_INT(etw_reader_rewind(r), ETW_OK);
+    ETW_CHECK_INT(etw_reader_watch(r, md, 1, on_seen, &L), ETW_OK);
+    resolve_all(L.dec, r, &early);
+    ETW_CHECK_INT(etw_reader_watch(r, NULL, 0, NULL, NULL), ETW_OK);
+    ETW_CHECK_INT(L.md, 85);
+    ETW_CHECK_INT(L.stale, 0);
+    ETW_CHECK(!memcmp(&early, &pre, sizeof pre));
+    etw_decoder_free(L.dec);
+
+    /* learned at the end, after every event was resolved */
+    ETW_CHECK_INT(etw_decoder_new(&d, NULL), ETW_OK);
+    ETW_CHECK_INT(etw_reader_rewind(r), ETW_OK);
+    resolve_all(d, r, &late);
+    /* only the 85 records themselves (shown as MetaData/EventInfo ...):
+     * the events they describe went to the built-in manifest */
+    ETW_CHECK_INT(late.by_source[ETW_SOURCE_METADATA], 85);
+    ETW_CHECK(late.by_source[ETW_SOURCE_BUILTIN] > pre.by_source[ETW_SOURCE_BUILTIN] + 1000);
+    memset(&L, 0, sizeof L);
+    L.dec = d;
+    ETW_CHECK_INT(etw_reader_rewind(r), ETW_OK);
+    etw_event ev;
+    size_t stale_records = 0, maps = 0;
+    while (etw_reader_next(r, &ev) == ETW_OK) {
+        if (etw_decoder_learn_kind(d, &ev) != ETW_LEARN_AHEAD) continue;
+        int stale = -1;
+        ETW_CHECK_INT(etw_decoder_learn_early(d, &ev, &stale), ETW_OK);
+        stale_records += stale == 1;
+        if (ev.opcode == ETW_METADATA_OPCODE_MAP_INFO) {
+            maps++;
+            ETW_CHECK_INT(stale, 0);
+        }
+    }
+    ETW_CHECK(maps > 0);
+    ETW_CHECK(stale_records > 0);
+    /* an event that is not a MetaData record: learned as etw_decoder_learn, never stale */
+    int stale = -1;
+    ETW_CHECK_INT(etw_reader_rewind(r), ETW_OK);
+    ETW_CHECK_INT(etw_reader_next(r, &ev), ETW_OK);
+    ETW_CHECK_INT(etw_reader_next(r, &ev), ETW_OK);
+    ETW_CHECK_INT(etw_decoder_learn_early(d, &ev, &stale), ETW_OK);
+    ETW_CHECK_INT(stale, 0);
+    ETW_CHECK_INT(etw_decoder_learn_early(NULL, &ev, &stale), ETW_E_INVALID_ARG);
+    etw_decoder_free(d);
+    etw_reader_close(r);
+}
+
 int main(void) {
     ETW_RUN(test_net_trace);
     ETW_RUN(test_decoder_end_to_end);
@@ -1695,5 +1854,7 @@ int main(void) {
     ETW_RUN(test_out_of_memory);
     ETW_RUN(test_many_entries);
     ETW_RUN(test_payload_subject);
+    ETW_RUN(test_reader_watch);
+    ETW_RUN(test_learn_early);
     return ETW_TEST_DONE();
 }

@@ -257,6 +257,21 @@ etw_learn_kind etw_decoder_learn_kind(const etw_decoder *d, const etw_event *ev)
  * etw_decoder_learns() flagged in a whole-file pass. */
 etw_status etw_decoder_learn(etw_decoder *d, const etw_event *ev);
 
+/* Learn a merged-metadata record (ETW_LEARN_AHEAD) as soon as it is found,
+ * wherever that is (etw_reader_watch shows records as their buffers load):
+ * as etw_decoder_learn, and *stale (may be NULL) says whether the results
+ * already handed out may differ from a prescanned decoder's: 1 when the
+ * record adds an event schema whose key (provider or class, id or opcode,
+ * version) this decoder has already answered from a source the record
+ * outranks (a built-in manifest, the kernel tables) or from none - or a
+ * key of the same hash (65,536 bits, never cleared: it errs towards 1).
+ * Then the caller starts over with etw_decoder_prescan. Map records never
+ * set it: a map changes the values a schema renders, not which schema
+ * answers nor the payload's layout - a caller that renders values learns
+ * maps with etw_decoder_prescan or the pipeline's look-ahead. Any other
+ * event: etw_decoder_learn, *stale 0. */
+etw_status etw_decoder_learn_early(etw_decoder *d, const etw_event *ev, int *stale);
+
 /* End of the trace: report EventSource manifests that never completed. */
 void etw_decoder_finish(etw_decoder *d);
 

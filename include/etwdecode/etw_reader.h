@@ -208,6 +208,26 @@ etw_status etw_reader_next(etw_reader *r, etw_event *ev);
  * event (counts, filters, copies the payload elsewhere) saves that copy. */
 etw_status etw_reader_next_ref(etw_reader *r, const etw_event **ev);
 
+/* Watch the records of up to ETW_READER_MAX_WATCH providers (the GUIDs of
+ * EVENT_HEADER and classic records, the class GUIDs of kernel records, as
+ * in etw_event.provider): fn sees each of them, as etw_reader_next would
+ * give it, when the reader loads its buffer for the merge - before any
+ * event of that buffer is handed out, so in buffer-load order, ahead of
+ * its place in the event order. The first buffer of every processor loads
+ * before the first event after the log-file header is returned, each
+ * further one when its processor's previous buffer is used up. The event
+ * and the bytes it borrows are valid during the call only. A rewind or a
+ * new range loads the buffers, and shows their records, again. What is
+ * read to find a range's start (etw_reader_set_range) is not shown.
+ * MESSAGE (WPP, TraceMessage) records and kernel records of groups the
+ * reader does not know are never shown. fn NULL or n 0 stops watching. ETW_E_INVALID_ARG for r NULL, n above the
+ * maximum or providers NULL with n > 0. Costs a look at each record's
+ * header as its buffer loads (some 20 instructions), nothing when unset. */
+#define ETW_READER_MAX_WATCH 4
+typedef void (*etw_record_watch_fn)(void *ctx, const etw_event *ev);
+etw_status etw_reader_watch(etw_reader *r, const etw_guid *providers, size_t n, etw_record_watch_fn fn,
+                            void *ctx);
+
 /* The log-file header (valid after a successful open). */
 const etw_logfile_header *etw_reader_logfile(const etw_reader *r);
 

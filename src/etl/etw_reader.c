@@ -132,6 +132,11 @@ struct etw_reader {
     int started;             /* streams hold their first events (done lazily) */
     etw_reader_hooks hooks;  /* buffers supplied from outside (the pipeline) */
     int hooked;
+    /* etw_reader_watch: records of these providers, as their buffers load */
+    etw_record_watch_fn watch_fn;
+    void *watch_ctx;
+    etw_guid watch[ETW_READER_MAX_WATCH];
+    uint32_t nwatch;
 
     /* etw_reader_set_range(): events whose order time is in [range_from,
      * range_to); ranged 0 reads everything. */
@@ -950,6 +955,48 @@ static inline int buffer_next(const etw_reader *r, uint32_t bi, const uint8_t *d
     return 0;
 }
 
+/* etw_reader_watch: hand the watched records of the buffer just loaded to
+ * the watcher, each as buffer_next would give it. A record that does not
+ * parse ends the walk quietly: the merge meets it and reports it. */
+COLD static void watch_buffer(etw_reader *r, uint32_t bi, const uint8_t *data, uint32_t end) {
+    const buf_entry *b = &r->bufs[bi];
+    uint32_t p = ETW_BUFFER_HEADER_SIZE;
+    while (p < end) {
+        uint32_t adv = 0;
+        etw_guid g;
+        if (!etw_record_peek(data + p, end - p, &adv, &g) || adv == 0) return;
+        uint32_t at = p;
+        p += adv;
+        if (bi == 0 && at == ETW_BUFFER_HEADER_SIZE) continue; /* the log-file header */
+        if (!g.data1 && !g.data2 && !g.data3 && !memcmp(g.data4, "\0\0\0\0\0\0\0\0", 8))
+            continue; /* MESSAGE records, unknown kernel groups: never watched */
+        uint32_t k = 0;
+        while (k < r->nwatch && (r->watch[k].data1 != g.data1 || !etw_guid_equal(&r->watch[k], &g))) k++;
+        if (k == r->nwatch) continue;
+        etw_event ev;
+        const char *msg = NULL;
+        if (etw_record_parse(data + at, end - at, r->ptr_size, &ev, &adv, &msg) != ETW_OK) return;
+        ev.cpu = b->cpu;
+        if (b->flags & ETW_BUFFER_FLAG_PROC_INDEX) ev.flags |= ETW_EVENT_FLAG_PROCESSOR_INDEX;
+        ev.buffer_file_offset = b->offset;
+        ev.record_offset = at;
+        ev.buffer_compressed = (b->flags & ETW_BUFFER_FLAG_COMPRESSED) != 0;
+        ev.timestamp = to_filetime(r, ev.raw_timestamp);
+        if (!time_plausible(r, ev.timestamp)) continue; /* the merge skips it too */
+        r->watch_fn(r->watch_ctx, &ev);
+    }
+}
+
+etw_status etw_reader_watch(etw_reader *r, const etw_guid *providers, size_t n, etw_record_watch_fn fn,
+                            void *ctx) {
+    if (!r || n > ETW_READER_MAX_WATCH || (n && !providers)) return ETW_E_INVALID_ARG;
+    r->watch_fn = n ? fn : NULL;
+    r->watch_ctx = ctx;
+    r->nwatch = fn ? (uint32_t)n : 0;
+    for (size_t i = 0; i < r->nwatch; i++) r->watch[i] = providers[i];
+    return ETW_OK;
+}
+
 /* stream_advance when the current buffer is done: the next buffers until
  * one yields a record. */
 COLD static int stream_refill(etw_reader *r, stream *st) {
@@ -979,6 +1026,7 @@ COLD static int stream_refill(etw_reader *r, stream *st) {
         } else if (load_buffer(r, st, bi) != ETW_OK) {
             st->data = NULL;
         }
+        if (st->data && r->watch_fn) watch_buffer(r, bi, st->data, st->end);
     }
 }
 

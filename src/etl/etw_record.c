@@ -325,6 +325,27 @@ static uint32_t head_size(const uint8_t *p, uint32_t *min_size) {
     return 0;
 }
 
+int etw_record_peek(const uint8_t *p, size_t avail, uint32_t *advance, etw_guid *provider) {
+    static const etw_guid zero_guid;
+    if (avail < 8) return 0;
+    uint32_t min = 0;
+    uint32_t size = head_size(p, &min);
+    if (!min || size < min || size > avail) return 0;
+    uint8_t ht = p[2];
+    if ((p[3] & MARKER_FLAGS_TRACE) != MARKER_FLAGS_TRACE) {
+        *provider = zero_guid; /* a MESSAGE record */
+    } else if (ht == HT_SYSTEM32 || ht == HT_SYSTEM64 || ht == HT_COMPACT32 || ht == HT_COMPACT64 ||
+               ht == HT_PERFINFO32 || ht == HT_PERFINFO64) {
+        const etw_guid *g = group_guid(p[0x07], p[0x06]);
+        *provider = g ? *g : zero_guid;
+    } else {
+        *provider = etw_guid_at(p + 0x18); /* EVENT_HEADER, FULL, INSTANCE: within min */
+    }
+    uint64_t step = etw_align8(size);
+    *advance = (uint32_t)(step > avail ? avail : step);
+    return 1;
+}
+
 int etw_record_head_plausible(const uint8_t *p, size_t n, size_t avail) {
     if (n < 8) return 0;
     uint32_t min = 0;

@@ -24,6 +24,14 @@ etw_status etw_record_parse(const uint8_t *p, size_t avail,
                             uint8_t default_pointer_size, etw_event *ev,
                             uint32_t *advance, const char **msg);
 
+/* The size of the record at p[0..avail) and its provider without parsing it:
+ * the GUID of an EVENT_HEADER or classic record, the class GUID of a kernel
+ * (SYSTEM / COMPACT / PERFINFO) record's group; all-zero for MESSAGE
+ * records and kernel groups we do not know. 1 with *advance the 8-aligned
+ * distance to the next record (clipped to avail); 0 at the end marker or
+ * where etw_record_parse would fail on the size (the caller stops there). */
+int etw_record_peek(const uint8_t *p, size_t avail, uint32_t *advance, etw_guid *provider);
+
 /* Does p[0..n) (n >= 8) look like the start of a record of at most avail
  * bytes: a known marker and header type, and a size that fits? Used to
  * recognize buffer headers after damage. */

@@ -66,6 +66,8 @@ typedef struct key_memo {
     uint8_t key[ETW_CLASSIC_KEY_SIZE];
 } key_memo;
 
+#define OUTRANKED_BITS 65536u
+
 struct etw_decoder {
     etw_allocator alloc;
     etw_decoder_options opt;
@@ -107,6 +109,10 @@ struct etw_decoder {
     plan_memo plans[PLAN_MEMO_SLOTS];
     key_memo keys[KEY_MEMO_SLOTS];
     uint64_t keys_gen0; /* bumped when the sources change: added to the cache's */
+    /* etw_decoder_learn_early: a bit per hash of the keys (their first
+     * ETW_DESCRIPTOR_KEY_SIZE bytes) answered by a source that merged
+     * metadata outranks, or by none; never cleared */
+    uint64_t outranked[OUTRANKED_BITS / 64];
 };
 
 static void report(void *ctx, const etw_diag *diag) {
@@ -376,6 +382,17 @@ static void no_event_reason(etw_decoder *d, const etw_event *ev, const char *gui
 
 /* Rules 2 and 4: keyed lookups in the maps of the sources that answer to
  * this kind of key, in precedence order, then the sources themselves. */
+/* A key answered by a source merged metadata outranks (a built-in
+ * manifest, the kernel tables) or by none (etw_decoder_learn_early). */
+static uint32_t outranked_bit(const uint8_t *key) {
+    return (uint32_t)etw_cache_hash(key, ETW_DESCRIPTOR_KEY_SIZE) & (OUTRANKED_BITS - 1u);
+}
+
+static void note_outranked(etw_decoder *d, const uint8_t *key) {
+    uint32_t b = outranked_bit(key);
+    d->outranked[b / 64] |= (uint64_t)1 << (b % 64);
+}
+
 static etw_status resolve_keyed(etw_decoder *d, const etw_event *ev, etw_source_key kind,
                                 const etw_schema **out, const char **why) {
     uint8_t key[ETW_CLASSIC_KEY_SIZE];
@@ -429,6 +446,7 @@ static etw_status resolve_keyed(etw_decoder *d, const etw_event *ev, etw_source_
             if (st == ETW_OK && (st = refs_reserve(d, s->prop_count)) == ETW_OK) {
                 d->stats.schemas = etw_cache_count(d->cache);
                 d->builtin_cached |= s->source == ETW_SOURCE_BUILTIN;
+                if (s->source == ETW_SOURCE_BUILTIN || s->source == ETW_SOURCE_MOF) note_outranked(d, key);
                 *out = s;
                 return ETW_OK;
             }
@@ -438,6 +456,7 @@ static etw_status resolve_keyed(etw_decoder *d, const etw_event *ev, etw_source_
             }
         }
         etw_cache_miss_note(d->cache, key, klen, h);
+        note_outranked(d, key);
     }
     char g[ETW_GUID_STRING_SIZE];
     etw_guid_format(&ev->provider, g);
@@ -931,6 +950,20 @@ etw_status etw_decoder_learn(etw_decoder *d, const etw_event *ev) {
     const etw_schema *s;
     etw_status st = etw_decoder_resolve(d, ev, &s, NULL);
     return st == ETW_E_NOMEM ? st : ETW_OK;
+}
+
+etw_status etw_decoder_learn_early(etw_decoder *d, const etw_event *ev, int *stale) {
+    if (stale) *stale = 0;
+    if (!d || !ev) return ETW_E_INVALID_ARG;
+    if (!learn_metadata(d, ev)) return etw_decoder_learn(d, ev);
+    uint8_t key[ETW_DESCRIPTOR_KEY_SIZE];
+    if (stale && etw_metadata_added_key(d->meta, key)) {
+        uint32_t b = outranked_bit(key);
+        *stale = (d->outranked[b / 64] >> (b % 64)) & 1u;
+    }
+    d->stats.metadata_events = etw_metadata_event_count(d->meta);
+    metadata_learned(d);
+    return ETW_OK;
 }
 
 /* Events shown with a name and built-in fields but no payload schema: an

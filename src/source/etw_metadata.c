@@ -93,6 +93,9 @@ struct etw_metadata_set {
     md_table maps;
     etw_metadata_stats stats;
     char why[192];
+    /* etw_metadata_added_key: the event schema the last add kept */
+    uint8_t added_key[ETW_DESCRIPTOR_KEY_SIZE];
+    int added;
 };
 
 static size_t align_up(size_t v, size_t a) { return (v + (a - 1)) & ~(a - 1); }
@@ -500,7 +503,15 @@ static etw_status add_event_info(etw_metadata_set *m, const uint8_t *b, size_t l
         return st;
     }
     table_add(&m->events, &e->node);
+    memcpy(m->added_key, key, sizeof key);
+    m->added = 1;
     return ETW_OK;
+}
+
+int etw_metadata_added_key(const etw_metadata_set *m, uint8_t key[ETW_DESCRIPTOR_KEY_SIZE]) {
+    if (!m || !m->added) return 0;
+    memcpy(key, m->added_key, ETW_DESCRIPTOR_KEY_SIZE);
+    return 1;
 }
 
 /* ---- EventMapInfo ------------------------------------------------------- */
@@ -593,6 +604,7 @@ etw_status etw_metadata_add(etw_metadata_set *m, uint8_t opcode, const uint8_t *
         if (why) *why = "invalid argument";
         return ETW_E_INVALID_ARG;
     }
+    m->added = 0;
     if (opcode == ETW_METADATA_OPCODE_EVENT_INFO)
         st = add_event_info(m, payload, len, &reason);
     else if (opcode == ETW_METADATA_OPCODE_MAP_INFO)

@@ -122,6 +122,13 @@ void etw_metadata_set_free(etw_metadata_set *m);
 int etw_metadata_offer(etw_metadata_set *m, const etw_event *ev, etw_status *status,
                        const char **why);
 
+/* 1 with key set when the last etw_metadata_add / etw_metadata_offer kept a
+ * new event schema: its key in descriptor form (provider GUID, id, version;
+ * for an entry TDH decoded from MOF the class GUID, opcode, version: the
+ * first bytes of the decoder's classic key). 0 after a map record, a
+ * duplicate or a rejected record. */
+int etw_metadata_added_key(const etw_metadata_set *m, uint8_t key[ETW_DESCRIPTOR_KEY_SIZE]);
+
 /* Parse a payload directly (what offer does after recognizing the record;
  * for tests and fuzzing). opcode: ETW_METADATA_OPCODE_EVENT_INFO or
  * ETW_METADATA_OPCODE_MAP_INFO. */

@@ -9,11 +9,67 @@
 
 #include "etwdump.h"
 
+/* --stats -j 1 without the pre-scan, one file: what the pre-scan would
+ * learn, found as the reader loads each buffer (etw_reader_watch), before
+ * any of that buffer's events is counted: the MetaData records are learned
+ * then (etw_decoder_learn_early), and a StackWalk record in the first
+ * buffers of the processors starts the CPU profile with the first event.
+ * Merged metadata sits next to the first event it describes, in the same
+ * processor's buffer, so it comes in time; where it did not (a key already
+ * answered without it) or a stack shows up later, the count is made again
+ * with the pre-scan, as before. */
+typedef struct early {
+    etw_decoder *dec;
+    uint64_t learned;  /* MetaData records learned ahead */
+    int stale, nomem;  /* a record came too late; out of memory */
+    int stacks;        /* a StackWalk record was loaded */
+} early;
+
 typedef struct summary {
     etw_stats *stats;     /* --stats */
     etw_schemas *schemas; /* --schemas */
     cpu_feed *cpu;        /* --stats -j 1 without -n: the CPU samples, in the same pass */
+    early *ahead;         /* --stats -j 1 without the pre-scan, one file: watching */
 } summary;
+
+static void on_watched(void *ctx, const etw_event *ev) {
+    early *e = ctx;
+    if (has_stacks(ev)) {
+        e->stacks = 1;
+        return;
+    }
+    if (etw_decoder_learn_kind(e->dec, ev) != ETW_LEARN_AHEAD) return;
+    int stale = 0;
+    if (etw_decoder_learn_early(e->dec, ev, &stale) == ETW_E_NOMEM) e->nomem = 1;
+    e->learned++;
+    e->stale |= stale;
+}
+
+static const etw_guid watched[] = {
+    {METADATA_PROVIDER_DATA1, 0x6cd1, 0x48c4, {0x80, 0xff, 0x83, 0x94, 0x82, 0xe3, 0x76, 0x71}},
+    {0xdef2fe46, 0x7bd6, 0x4b80, {0xbd, 0x94, 0xf5, 0x7f, 0xe2, 0x0d, 0x0c, 0xe3}}, /* StackWalk */
+};
+
+/* The log-file header record kept until the CPU profile can start. */
+typedef struct held_header {
+    etw_event ev;
+    uint8_t *data;
+    int sel, have;
+} held_header;
+
+static int hold_header(held_header *h, const etw_event *ev, int sel) {
+    h->ev = *ev;
+    h->ev.ext_data = NULL; /* the log-file header has none */
+    h->ev.ext_count = 0;
+    h->ev.ext_size = 0;
+    h->data = ev->user_data_len ? malloc(ev->user_data_len) : NULL;
+    if (ev->user_data_len && !h->data) return 0;
+    if (h->data) memcpy(h->data, ev->user_data, ev->user_data_len);
+    h->ev.user_data = h->data;
+    h->sel = sel;
+    h->have = 1;
+    return 1;
+}
 
 /* Read every event; feed the selected ones to the summary. */
 static int scan(session *s, summary *sm) {
@@ -24,18 +80,36 @@ static int scan(session *s, summary *sm) {
     unsigned long long n = 0, read = 0;
     int rc = EXIT_CLEAN;
     static etw_label l; /* large: not on the stack of every call */
+    early *ahead = sm->ahead;
+    uint64_t met = 0; /* MetaData records met in order */
+    held_header hh = {0};
     while (etw_multi_next(s->m, &ev, &file) == ETW_OK) {
         progress_tick(pg, ++read, file, &ev);
         if (stop_requested()) {
             rc = EXIT_INTERRUPTED;
             break;
         }
-        /* without the pre-scan: a problem said, a StackWalk event (the CPU
-         * samples are fed from the start) or a MetaData record (learned
-         * ahead) and the run is made again with it (run_stats) */
-        if (s->no_prescan && (s->dc->held || has_stacks(&ev) ||
-                              (ev.provider.data1 == METADATA_PROVIDER_DATA1 &&
-                               etw_decoder_learn_kind(s->dec, &ev) == ETW_LEARN_AHEAD))) {
+        /* watched: the first buffers of every processor are loaded with the
+         * first event after the log-file header; stacks there start the
+         * CPU profile now, with the header it has not seen */
+        if (ahead && read == 2 && ahead->stacks && !sm->cpu && !o->max_events) {
+            if (cpu_feed_new(s, &sm->cpu) == EXIT_FATAL) {
+                rc = EXIT_FATAL;
+                break;
+            }
+            if (hh.have && !cpu_feed_add(sm->cpu, &hh.ev, NULL, hh.sel)) {
+                fprintf(stderr, "etwdump: out of memory\n");
+                rc = EXIT_FATAL;
+                break;
+            }
+        }
+        /* without the pre-scan: a problem said, a StackWalk event before
+         * the CPU samples are fed, or a MetaData record not learned ahead
+         * in time, and the run is made again with it (run_stats) */
+        if (s->no_prescan &&
+            (s->dc->held || (has_stacks(&ev) && !sm->cpu) || (ahead && (ahead->stale || ahead->nomem)) ||
+             (ev.provider.data1 == METADATA_PROVIDER_DATA1 &&
+              etw_decoder_learn_kind(s->dec, &ev) == ETW_LEARN_AHEAD && (!ahead || ++met > ahead->learned)))) {
             s->rescan = 1;
             break;
         }
@@ -44,6 +118,8 @@ static int scan(session *s, summary *sm) {
         etw_status st = ETW_OK;
         if (sel >= 0 && sm->stats) st = etw_stats_observe(sm->stats, s->dec, &ev, &l);
         if (sel >= 0 && st == ETW_OK && sm->cpu && !cpu_feed_add(sm->cpu, &ev, l.schema, sel)) st = ETW_E_NOMEM;
+        if (sel >= 0 && st == ETW_OK && ahead && read == 1 && ev.is_logfile_header && !hold_header(&hh, &ev, sel))
+            st = ETW_E_NOMEM;
         if (sel < 0 || st != ETW_OK) {
             fprintf(stderr, "etwdump: out of memory\n");
             rc = EXIT_FATAL;
@@ -62,6 +138,7 @@ static int scan(session *s, summary *sm) {
         }
     }
     progress_end(pg);
+    free(hh.data);
     if (!s->rescan) etw_decoder_finish(s->dec);
     if (s->no_prescan && s->dc->held) s->rescan = 1;
     return rc;
@@ -420,7 +497,16 @@ int run_stats(session *s) {
      * has stacks; not with -n: the counts stop there) */
     int rc = s->dec && s->stacks_ahead && !s->o->max_events ? cpu_feed_new(s, &sm.cpu) : EXIT_CLEAN;
     s->dc->hold = s->no_prescan;
+    early ahead = {0};
+    etw_reader *r1 = s->dec && s->no_prescan && etw_multi_count(s->m) == 1 ? etw_multi_reader(s->m, 0) : NULL;
+    if (r1) {
+        ahead.dec = s->dec;
+        if (etw_reader_watch(r1, watched, sizeof watched / sizeof watched[0], on_watched, &ahead) == ETW_OK)
+            sm.ahead = &ahead;
+    }
     if (rc == EXIT_CLEAN) rc = s->dec ? scan(s, &sm) : scan_parallel(s, sm.stats);
+    if (sm.ahead) etw_reader_watch(r1, NULL, 0, NULL, NULL);
+    sm.ahead = NULL;
     s->dc->hold = 0;
     if (s->rescan && rc != EXIT_FATAL && rc != EXIT_INTERRUPTED) rc = scan_again(s, &sm, 0);
     if (rc == EXIT_FATAL && !sm.stats) {
