@@ -216,13 +216,15 @@ etw_status etw_reader_next_ref(etw_reader *r, const etw_event **ev);
  * its place in the event order. The first buffer of every processor loads
  * before the first event after the log-file header is returned, each
  * further one when its processor's previous buffer is used up. The event
- * and the bytes it borrows are valid during the call only. A rewind or a
- * new range loads the buffers, and shows their records, again. What is
- * read to find a range's start (etw_reader_set_range) is not shown.
- * MESSAGE (WPP, TraceMessage) records and kernel records of groups the
- * reader does not know are never shown. fn NULL or n 0 stops watching. ETW_E_INVALID_ARG for r NULL, n above the
- * maximum or providers NULL with n > 0. Costs a look at each record's
- * header as its buffer loads (some 20 instructions), nothing when unset. */
+ * and the bytes it borrows are valid during the call only; fn may call
+ * etw_reader_watch to change what is watched. A rewind or a new range
+ * loads the buffers, and shows their records, again; what is read to find
+ * a range's start (etw_reader_set_range) is not shown. MESSAGE (WPP,
+ * TraceMessage) records and kernel records of groups the reader does not
+ * know are never shown. fn NULL or n 0 stops watching. ETW_E_INVALID_ARG
+ * for r NULL, n above the maximum or providers NULL with n > 0. Costs a
+ * look at each record's header as its buffer loads (some 60 instructions),
+ * nothing when unset. */
 #define ETW_READER_MAX_WATCH 4
 typedef void (*etw_record_watch_fn)(void *ctx, const etw_event *ev);
 etw_status etw_reader_watch(etw_reader *r, const etw_guid *providers, size_t n, etw_record_watch_fn fn,

@@ -960,22 +960,18 @@ static inline int buffer_next(const etw_reader *r, uint32_t bi, const uint8_t *d
  * parse ends the walk quietly: the merge meets it and reports it. */
 COLD static void watch_buffer(etw_reader *r, uint32_t bi, const uint8_t *data, uint32_t end) {
     const buf_entry *b = &r->bufs[bi];
-    uint32_t p = ETW_BUFFER_HEADER_SIZE;
-    while (p < end) {
-        uint32_t adv = 0;
-        etw_guid g;
-        if (!etw_record_peek(data + p, end - p, &adv, &g) || adv == 0) return;
-        uint32_t at = p;
-        p += adv;
+    uint32_t p = ETW_BUFFER_HEADER_SIZE, at = 0;
+    uint32_t d1[ETW_READER_MAX_WATCH];
+    for (uint32_t k = 0; k < r->nwatch; k++) d1[k] = r->watch[k].data1;
+    while (r->watch_fn && etw_record_find(data, &p, end, d1, r->nwatch, &at)) {
         if (bi == 0 && at == ETW_BUFFER_HEADER_SIZE) continue; /* the log-file header */
-        if (!g.data1 && !g.data2 && !g.data3 && !memcmp(g.data4, "\0\0\0\0\0\0\0\0", 8))
-            continue; /* MESSAGE records, unknown kernel groups: never watched */
-        uint32_t k = 0;
-        while (k < r->nwatch && (r->watch[k].data1 != g.data1 || !etw_guid_equal(&r->watch[k], &g))) k++;
-        if (k == r->nwatch) continue;
         etw_event ev;
+        uint32_t adv = 0;
         const char *msg = NULL;
         if (etw_record_parse(data + at, end - at, r->ptr_size, &ev, &adv, &msg) != ETW_OK) return;
+        uint32_t k = 0;
+        while (k < r->nwatch && !etw_guid_equal(&r->watch[k], &ev.provider)) k++;
+        if (k == r->nwatch || ev.form == ETW_FORM_MESSAGE) continue;
         ev.cpu = b->cpu;
         if (b->flags & ETW_BUFFER_FLAG_PROC_INDEX) ev.flags |= ETW_EVENT_FLAG_PROCESSOR_INDEX;
         ev.buffer_file_offset = b->offset;
@@ -984,6 +980,8 @@ COLD static void watch_buffer(etw_reader *r, uint32_t bi, const uint8_t *data, u
         ev.timestamp = to_filetime(r, ev.raw_timestamp);
         if (!time_plausible(r, ev.timestamp)) continue; /* the merge skips it too */
         r->watch_fn(r->watch_ctx, &ev);
+        /* the watcher may have changed what is watched */
+        for (k = 0; k < r->nwatch; k++) d1[k] = r->watch[k].data1;
     }
 }
 

@@ -325,25 +325,38 @@ static uint32_t head_size(const uint8_t *p, uint32_t *min_size) {
     return 0;
 }
 
-int etw_record_peek(const uint8_t *p, size_t avail, uint32_t *advance, etw_guid *provider) {
-    static const etw_guid zero_guid;
-    if (avail < 8) return 0;
-    uint32_t min = 0;
-    uint32_t size = head_size(p, &min);
-    if (!min || size < min || size > avail) return 0;
-    uint8_t ht = p[2];
-    if ((p[3] & MARKER_FLAGS_TRACE) != MARKER_FLAGS_TRACE) {
-        *provider = zero_guid; /* a MESSAGE record */
-    } else if (ht == HT_SYSTEM32 || ht == HT_SYSTEM64 || ht == HT_COMPACT32 || ht == HT_COMPACT64 ||
-               ht == HT_PERFINFO32 || ht == HT_PERFINFO64) {
-        const etw_guid *g = group_guid(p[0x07], p[0x06]);
-        *provider = g ? *g : zero_guid;
-    } else {
-        *provider = etw_guid_at(p + 0x18); /* EVENT_HEADER, FULL, INSTANCE: within min */
+int etw_record_find(const uint8_t *data, uint32_t *pos, uint32_t end, const uint32_t *data1, uint32_t n,
+                    uint32_t *at) {
+    uint32_t p = *pos;
+    while (p < end && end - p >= 8) {
+        const uint8_t *r = data + p;
+        uint32_t min = 0;
+        uint32_t size = head_size(r, &min);
+        if (!min || size < min || size > end - p) break;
+        uint32_t d1 = 0;
+        uint8_t ht = r[2];
+        if ((r[3] & MARKER_FLAGS_TRACE) != MARKER_FLAGS_TRACE) {
+            d1 = 0; /* a MESSAGE record */
+        } else if (ht == HT_SYSTEM32 || ht == HT_SYSTEM64 || ht == HT_COMPACT32 || ht == HT_COMPACT64 ||
+                   ht == HT_PERFINFO32 || ht == HT_PERFINFO64) {
+            const etw_guid *g = group_guid(r[0x07], r[0x06]);
+            d1 = g ? g->data1 : 0;
+        } else {
+            d1 = etw_le32(r + 0x18); /* EVENT_HEADER, FULL, INSTANCE: within min */
+        }
+        uint32_t step = size + ((8u - (size & 7u)) & 7u);
+        uint32_t here = p;
+        p = step > end - p ? end : p + step;
+        if (d1)
+            for (uint32_t k = 0; k < n; k++)
+                if (data1[k] == d1) {
+                    *pos = p;
+                    *at = here;
+                    return 1;
+                }
     }
-    uint64_t step = etw_align8(size);
-    *advance = (uint32_t)(step > avail ? avail : step);
-    return 1;
+    *pos = end;
+    return 0;
 }
 
 int etw_record_head_plausible(const uint8_t *p, size_t n, size_t avail) {

@@ -24,13 +24,15 @@ etw_status etw_record_parse(const uint8_t *p, size_t avail,
                             uint8_t default_pointer_size, etw_event *ev,
                             uint32_t *advance, const char **msg);
 
-/* The size of the record at p[0..avail) and its provider without parsing it:
- * the GUID of an EVENT_HEADER or classic record, the class GUID of a kernel
- * (SYSTEM / COMPACT / PERFINFO) record's group; all-zero for MESSAGE
- * records and kernel groups we do not know. 1 with *advance the 8-aligned
- * distance to the next record (clipped to avail); 0 at the end marker or
- * where etw_record_parse would fail on the size (the caller stops there). */
-int etw_record_peek(const uint8_t *p, size_t avail, uint32_t *advance, etw_guid *provider);
+/* The next record in data[*pos..end) whose provider's GUID starts with one
+ * of data1[0..n) (EVENT_HEADER and classic records: their GUID; kernel
+ * records: their group's class GUID; MESSAGE records and unknown kernel
+ * groups: never), found from the record headers without parsing the
+ * records: 1 with *at its offset and *pos past it; 0 with *pos = end at
+ * the end of the buffer, its end marker or a record whose size
+ * etw_record_parse would reject. */
+int etw_record_find(const uint8_t *data, uint32_t *pos, uint32_t end, const uint32_t *data1, uint32_t n,
+                    uint32_t *at);
 
 /* Does p[0..n) (n >= 8) look like the start of a record of at most avail
  * bytes: a known marker and header type, and a size that fits? Used to

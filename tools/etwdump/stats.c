@@ -19,6 +19,7 @@
  * answered without it) or a stack shows up later, the count is made again
  * with the pre-scan, as before. */
 typedef struct early {
+    etw_reader *r;
     etw_decoder *dec;
     uint64_t learned;  /* MetaData records learned ahead */
     int stale, nomem;  /* a record came too late; out of memory */
@@ -32,10 +33,16 @@ typedef struct summary {
     early *ahead;         /* --stats -j 1 without the pre-scan, one file: watching */
 } summary;
 
+static const etw_guid watched[] = {
+    {METADATA_PROVIDER_DATA1, 0x6cd1, 0x48c4, {0x80, 0xff, 0x83, 0x94, 0x82, 0xe3, 0x76, 0x71}},
+    {0xdef2fe46, 0x7bd6, 0x4b80, {0xbd, 0x94, 0xf5, 0x7f, 0xe2, 0x0d, 0x0c, 0xe3}}, /* StackWalk */
+};
+
 static void on_watched(void *ctx, const etw_event *ev) {
     early *e = ctx;
     if (has_stacks(ev)) {
         e->stacks = 1;
+        etw_reader_watch(e->r, watched, 1, on_watched, e); /* the MetaData records only, from now on */
         return;
     }
     if (etw_decoder_learn_kind(e->dec, ev) != ETW_LEARN_AHEAD) return;
@@ -45,10 +52,6 @@ static void on_watched(void *ctx, const etw_event *ev) {
     e->stale |= stale;
 }
 
-static const etw_guid watched[] = {
-    {METADATA_PROVIDER_DATA1, 0x6cd1, 0x48c4, {0x80, 0xff, 0x83, 0x94, 0x82, 0xe3, 0x76, 0x71}},
-    {0xdef2fe46, 0x7bd6, 0x4b80, {0xbd, 0x94, 0xf5, 0x7f, 0xe2, 0x0d, 0x0c, 0xe3}}, /* StackWalk */
-};
 
 /* The log-file header record kept until the CPU profile can start. */
 typedef struct held_header {
@@ -500,6 +503,7 @@ int run_stats(session *s) {
     early ahead = {0};
     etw_reader *r1 = s->dec && s->no_prescan && etw_multi_count(s->m) == 1 ? etw_multi_reader(s->m, 0) : NULL;
     if (r1) {
+        ahead.r = r1;
         ahead.dec = s->dec;
         if (etw_reader_watch(r1, watched, sizeof watched / sizeof watched[0], on_watched, &ahead) == ETW_OK)
             sm.ahead = &ahead;
