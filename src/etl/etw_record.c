@@ -325,35 +325,56 @@ static uint32_t head_size(const uint8_t *p, uint32_t *min_size) {
     return 0;
 }
 
+/* etw_record_find's view of a header type: where the size is, the
+ * smallest size, and where the provider is (a kernel group, or a GUID). */
+enum { FK_NONE, FK_KERNEL, FK_GUID };
+typedef struct find_kind {
+    uint8_t kind, min;
+} find_kind;
+static const find_kind k_find[0x16] = {
+    [HT_SYSTEM32] = {FK_KERNEL, SIZE_SYSTEM},         [HT_SYSTEM64] = {FK_KERNEL, SIZE_SYSTEM},
+    [HT_COMPACT32] = {FK_KERNEL, SIZE_COMPACT},       [HT_COMPACT64] = {FK_KERNEL, SIZE_COMPACT},
+    [HT_PERFINFO32] = {FK_KERNEL, SIZE_PERFINFO},     [HT_PERFINFO64] = {FK_KERNEL, SIZE_PERFINFO},
+    [HT_FULL_HEADER32] = {FK_GUID, SIZE_FULL},        [HT_FULL_HEADER64] = {FK_GUID, SIZE_FULL},
+    [HT_INSTANCE32] = {FK_GUID, SIZE_INSTANCE},       [HT_INSTANCE64] = {FK_GUID, SIZE_INSTANCE},
+    [HT_EVENT_HEADER32] = {FK_GUID, SIZE_EVENT_HEADER}, [HT_EVENT_HEADER64] = {FK_GUID, SIZE_EVENT_HEADER},
+    [HT_ERROR] = {FK_GUID, SIZE_EVENT_HEADER},
+};
+
 int etw_record_find(const uint8_t *data, uint32_t *pos, uint32_t end, const uint32_t *data1, uint32_t n,
                     uint32_t *at) {
     uint32_t p = *pos;
     while (p < end && end - p >= 8) {
         const uint8_t *r = data + p;
-        uint32_t min = 0;
-        uint32_t size = head_size(r, &min);
-        if (!min || size < min || size > end - p) break;
-        uint32_t d1 = 0;
-        uint8_t ht = r[2];
-        if ((r[3] & MARKER_FLAGS_TRACE) != MARKER_FLAGS_TRACE) {
-            d1 = 0; /* a MESSAGE record */
-        } else if (ht == HT_SYSTEM32 || ht == HT_SYSTEM64 || ht == HT_COMPACT32 || ht == HT_COMPACT64 ||
-                   ht == HT_PERFINFO32 || ht == HT_PERFINFO64) {
-            const etw_guid *g = group_guid(r[0x07], r[0x06]);
-            d1 = g ? g->data1 : 0;
+        uint32_t marker = etw_le32(r);
+        uint32_t size, d1 = 0;
+        if ((marker >> 24 & MARKER_FLAGS_TRACE) == MARKER_FLAGS_TRACE) {
+            uint8_t ht = (uint8_t)(marker >> 16);
+            find_kind k = ht < sizeof k_find / sizeof k_find[0] ? k_find[ht] : (find_kind){FK_NONE, 0};
+            if (k.kind == FK_NONE) break;
+            size = k.kind == FK_KERNEL ? etw_le16(r + 4) : (marker & 0xFFFFu);
+            if (size < k.min || size > end - p) break;
+            if (k.kind == FK_GUID) {
+                d1 = etw_le32(r + 0x18); /* within min */
+            } else {
+                const etw_guid *g = group_guid(r[0x07], r[0x06]);
+                d1 = g ? g->data1 : 0;
+            }
+        } else if ((marker >> 24 & MARKER_FLAGS_MESSAGE_MASK) == MARKER_FLAGS_MESSAGE) {
+            size = marker & 0xFFFFu; /* never watched */
+            if (size < SIZE_MESSAGE || size > end - p) break;
         } else {
-            d1 = etw_le32(r + 0x18); /* EVENT_HEADER, FULL, INSTANCE: within min */
+            break; /* the end marker, or damage the merge reports */
         }
-        uint32_t step = size + ((8u - (size & 7u)) & 7u);
         uint32_t here = p;
+        uint32_t step = size + ((8u - (size & 7u)) & 7u);
         p = step > end - p ? end : p + step;
-        if (d1)
-            for (uint32_t k = 0; k < n; k++)
-                if (data1[k] == d1) {
-                    *pos = p;
-                    *at = here;
-                    return 1;
-                }
+        for (uint32_t k = 0; k < n; k++)
+            if (data1[k] == d1 && d1) {
+                *pos = p;
+                *at = here;
+                return 1;
+            }
     }
     *pos = end;
     return 0;

@@ -956,6 +956,14 @@ int etw_filter_match(etw_filter *f, etw_decoder *d, const etw_event *ev, etw_lab
     if (!f || !ev) return -1;
     etw_label local;
     etw_label *l = label ? label : &local;
+    if (!f->npreds && !f->has_level && !f->has_since && !f->has_until && !(f->track && f->unmatched)) {
+        /* nothing to test (the names are not asked for): every event */
+        if (!f->has_origin) {
+            f->has_origin = 1;
+            f->origin = ev->timestamp;
+        }
+        return !(d || label) || etw_label_event(d, ev, l) == ETW_OK ? 1 : -1;
+    }
     if ((d || label || f->needs_names) && etw_label_event(d, ev, l) != ETW_OK) return -1;
     int labeled = d || label || f->needs_names;
     ev_names n;

@@ -44,6 +44,21 @@ typedef struct memo_slot {
     char key[MEMO_KEY]; /* provider, then event */
 } memo_slot;
 
+/* The records an event kind was counted in last, found by its schema
+ * (pointer and id: a TraceLogging schema may be dropped, and its memory
+ * reused, but ids are never reused) and the header fields the names are
+ * made of besides (etw_event_names_get): a few compares instead of hashing
+ * the names. Events without a schema go by their names (memo_slot). */
+#define KIND_SLOTS 512
+typedef struct kind_memo {
+    const etw_schema *schema;
+    uint32_t sid;
+    uint16_t id, message;
+    uint8_t opcode, group, form, classic;
+    uint8_t lost; /* a lost-event record (etw_stats_count) */
+    agg *prov, *evt, *guid;
+} kind_memo;
+
 typedef struct guid_memo {
     agg *a;
     uint8_t key[17];
@@ -57,6 +72,7 @@ typedef struct pid_memo {
 struct etw_stats {
     etw_allocator alloc;
     memo_slot memo[MEMO_SLOTS];
+    kind_memo kinds[KIND_SLOTS];
     guid_memo gmemo[16];
     pid_memo pmemo[256];
     etw_strmap providers; /* agg */
@@ -378,14 +394,75 @@ static etw_status name_aggs(etw_stats *st, const etw_label *l, agg **prov, agg *
     return ETW_OK;
 }
 
+static int is_lost_record(const etw_label *l) {
+    return (l->event_len >= 11 && !memcmp(l->event, "Lost_Event/", 11)) ||
+           (l->event_len >= 10 && !memcmp(l->event + l->event_len - 10, "/LostEvent", 10));
+}
+
+static kind_memo *kind_slot(etw_stats *st, const etw_event *ev, const etw_schema *s) {
+    uint32_t h = s->id * 2654435761u ^ (uint32_t)ev->opcode * 40503u ^ (uint32_t)ev->id * 9176u ^ ev->group;
+    return &st->kinds[(h >> 16) & (KIND_SLOTS - 1)];
+}
+
+static int kind_is(const kind_memo *k, const etw_event *ev, const etw_schema *s) {
+    return k->schema == s && k->sid == s->id && k->opcode == ev->opcode && k->id == ev->id &&
+           k->group == ev->group && k->form == (uint8_t)ev->form &&
+           k->classic == ((ev->flags & ETW_EVENT_FLAG_CLASSIC_HEADER) != 0) && k->message == ev->message_number;
+}
+
+static agg *guid_agg(etw_stats *st, const etw_event *ev);
+static void proc_add(etw_stats *st, const etw_event *ev, uint32_t pid);
+
 etw_status etw_stats_count(etw_stats *st, const etw_event *ev, const etw_label *l) {
     if (!st || !ev || !l) return ETW_E_INVALID_ARG;
     agg_add(&st->all, ev);
+    const etw_schema *sc = l->schema;
+    kind_memo *k = NULL;
+    etw_ext_item it;
+    /* names not made of the schema alone: a TraceLogging schema serves any
+     * provider, and provider traits in the event name its provider */
+    if (sc && !ev->is_logfile_header && sc->source != ETW_SOURCE_TRACELOGGING &&
+        !(ev->ext_count && etw_event_find_ext(ev, ETW_EXT_PROV_TRAITS, &it) == ETW_OK)) {
+        k = kind_slot(st, ev, sc);
+        if (kind_is(k, ev, sc)) {
+            agg_add(k->prov, ev);
+            agg_add(k->evt, ev);
+            if (k->guid) agg_add(k->guid, ev);
+            proc_add(st, ev, l->pid);
+            st->lost_records += k->lost;
+            return ETW_OK;
+        }
+    }
     agg *a, *e;
     etw_status s = name_aggs(st, l, &a, &e);
     if (s != ETW_OK) return s;
     agg_add(a, ev);
     agg_add(e, ev);
+    agg *g = guid_agg(st, ev);
+    if (g) agg_add(g, ev);
+    proc_add(st, ev, l->pid);
+    int lost = is_lost_record(l);
+    if (lost) st->lost_records++;
+    if (k) {
+        k->schema = sc;
+        k->sid = sc->id;
+        k->opcode = ev->opcode;
+        k->id = ev->id;
+        k->group = ev->group;
+        k->form = (uint8_t)ev->form;
+        k->classic = (ev->flags & ETW_EVENT_FLAG_CLASSIC_HEADER) != 0;
+        k->message = ev->message_number;
+        k->lost = (uint8_t)lost;
+        k->prov = a;
+        k->evt = e;
+        k->guid = g;
+    }
+    return ETW_OK;
+}
+
+/* The header GUID's record. */
+static agg *guid_agg(etw_stats *st, const etw_event *ev) {
+    agg *a;
     /* the header's GUID, kernel records apart (the NT kernel logger's
      * classes share GUIDs with nothing else, but say so) */
     uint8_t gk[17];
@@ -405,27 +482,27 @@ etw_status etw_stats_count(etw_stats *st, const etw_event *ev, const etw_label *
             memcpy(gm->key, gk, sizeof gk);
         }
     }
-    if (a) agg_add(a, ev);
-    pid_memo *pm = &st->pmemo[(l->pid >> 2) & 255u];
+    return a;
+}
+
+/* The event counted for its process. */
+static void proc_add(etw_stats *st, const etw_event *ev, uint32_t pid) {
+    pid_memo *pm = &st->pmemo[(pid >> 2) & 255u];
     proc_rec *p;
-    if (pm->p && pm->pid == l->pid) {
+    if (pm->p && pm->pid == pid) {
         p = pm->p;
     } else {
-        uint8_t key[4] = {(uint8_t)l->pid, (uint8_t)(l->pid >> 8), (uint8_t)(l->pid >> 16), (uint8_t)(l->pid >> 24)};
+        uint8_t key[4] = {(uint8_t)pid, (uint8_t)(pid >> 8), (uint8_t)(pid >> 16), (uint8_t)(pid >> 24)};
         p = etw_strmap_get(&st->procs, key, 4, NULL);
         if (p) {
             pm->p = p;
-            pm->pid = l->pid;
+            pm->pid = pid;
         }
     }
     if (p) {
-        p->pid = l->pid;
+        p->pid = pid;
         agg_add(&p->a, ev);
     }
-    if ((l->event_len >= 11 && !memcmp(l->event, "Lost_Event/", 11)) ||
-        (l->event_len >= 10 && !memcmp(l->event + l->event_len - 10, "/LostEvent", 10)))
-        st->lost_records++;
-    return ETW_OK;
 }
 
 int etw_stats_has_error(const etw_label *l) {

@@ -95,6 +95,8 @@ static int scan(session *s, summary *sm) {
         /* watched: the first buffers of every processor are loaded with the
          * first event after the log-file header; stacks there start the
          * CPU profile now, with the header it has not seen */
+        if (ahead && read == 2)
+            etw_reader_watch(ahead->r, watched, 1, on_watched, ahead); /* later stacks: counted again */
         if (ahead && read == 2 && ahead->stacks && !sm->cpu && !o->max_events) {
             if (cpu_feed_new(s, &sm->cpu) == EXIT_FATAL) {
                 rc = EXIT_FATAL;
