@@ -7,6 +7,7 @@
  * baseline (primitive-types.baseline.txt: the first PrimitiveTypesTest event
  * has string_type=Mercury, int32_type=-102), or are worked out by hand in
  * the comments. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -286,12 +287,150 @@ static void test_csv_learn_after_manifest(void) {
     etw_decoder_free(d);
 }
 
+/* etw_stats_take is etw_label_event, etw_stats_observe and etw_stats_add:
+ * the same summary on traces of every kind (TraceLogging, manifest and
+ * MetaData CLR events with stacks, kernel MOF with process names, an
+ * EventSource manifest learned mid-trace), and the same label but for the
+ * names of kinds met before. */
+/* An independent tally of events by (provider, event) name, from the
+ * labels etw_label_event gives: open addressing on the joined names. */
+#define TALLY_SLOTS 8192
+typedef struct name_tally {
+    char *key[TALLY_SLOTS];
+    uint64_t count[TALLY_SLOTS];
+    size_t used;
+} name_tally;
+
+static void tally_add(name_tally *t, const etw_label *l) {
+    char k[600];
+    if (l->provider_len + l->event_len + 2 > sizeof k) return;
+    memcpy(k, l->provider, l->provider_len);
+    k[l->provider_len] = '\x01';
+    memcpy(k + l->provider_len + 1, l->event, l->event_len);
+    k[l->provider_len + 1 + l->event_len] = 0;
+    uint32_t h = 2166136261u;
+    for (const char *c = k; *c; c++) h = (h ^ (uint8_t)*c) * 16777619u;
+    for (uint32_t i = h & (TALLY_SLOTS - 1);; i = (i + 1) & (TALLY_SLOTS - 1)) {
+        if (!t->key[i]) {
+            if (t->used + 1 >= TALLY_SLOTS) return;
+            t->key[i] = malloc(strlen(k) + 1);
+            if (!t->key[i]) return;
+            strcpy(t->key[i], k);
+            t->used++;
+        }
+        if (!strcmp(t->key[i], k)) {
+            t->count[i]++;
+            return;
+        }
+    }
+}
+
+/* Each tallied name is in json with its count (names that JSON escapes
+ * are left out); frees the keys. Returns the names checked. */
+static size_t tally_check(name_tally *t, const char *json) {
+    size_t checked = 0;
+    for (size_t i = 0; i < TALLY_SLOTS; i++) {
+        char *k = t->key[i];
+        if (!k) continue;
+        char *sep = strchr(k, '\x01');
+        int plain = sep != NULL;
+        for (const char *c = k; *c && plain; c++)
+            plain = c == sep || (*c != '"' && *c != '\\' && (uint8_t)*c >= 0x20);
+        if (plain) {
+            *sep = 0;
+            char want[700];
+            snprintf(want, sizeof want, "{\"provider\":\"%s\",\"event\":\"%s\",\"count\":%llu,", k, sep + 1,
+                     (unsigned long long)t->count[i]);
+            ETW_CHECK(strstr(json, want) != NULL);
+            if (!strstr(json, want)) fprintf(stderr, "not in the summary: %s\n", want);
+            checked++;
+        }
+        free(k);
+        t->key[i] = NULL;
+        t->count[i] = 0;
+    }
+    t->used = 0;
+    return checked;
+}
+
+static void take_matches(const char *path) {
+    etw_reader *r;
+    ETW_CHECK_INT(etw_reader_open_file(&r, path, NULL), ETW_OK);
+    if (!r) return;
+    etw_decoder *d1, *d2;
+    ETW_CHECK_INT(etw_decoder_new(&d1, NULL), ETW_OK);
+    ETW_CHECK_INT(etw_decoder_new(&d2, NULL), ETW_OK);
+    ETW_CHECK_INT(etw_decoder_prescan(d1, r), ETW_OK);
+    ETW_CHECK_INT(etw_decoder_prescan(d2, r), ETW_OK);
+    etw_stats *a, *b;
+    ETW_CHECK_INT(etw_stats_new(&a, NULL), ETW_OK);
+    ETW_CHECK_INT(etw_stats_new(&b, NULL), ETW_OK);
+    etw_event ev;
+    static etw_label la, lb;
+    static name_tally names;
+    uint64_t named = 0, unnamed = 0, diff = 0;
+    while (etw_reader_next(r, &ev) == ETW_OK) {
+        ETW_CHECK_INT(etw_label_event(d1, &ev, &la), ETW_OK);
+        ETW_CHECK_INT(etw_stats_observe(a, d1, &ev, &la), ETW_OK);
+        ETW_CHECK_INT(etw_stats_add(a, &ev, &la), ETW_OK);
+        ETW_CHECK_INT(etw_stats_take(b, d2, &ev, &lb), ETW_OK);
+        tally_add(&names, &la);
+        if (la.status != lb.status || la.pid != lb.pid || la.tid != lb.tid || !la.schema != !lb.schema ||
+            !la.error != !lb.error || (la.error && strcmp(la.error, lb.error)) ||
+            (la.schema && la.schema->id != lb.schema->id))
+            diff++;
+        if (lb.event_len) {
+            named++;
+            if (lb.event_len != la.event_len || memcmp(lb.event, la.event, la.event_len)) diff++;
+        } else {
+            unnamed++;
+        }
+    }
+    ETW_CHECK_INT(diff, 0);
+    ETW_CHECK(named > 0);
+    const etw_reader *rs[1] = {r};
+    const char *s;
+    size_t n, n2;
+    ETW_CHECK_INT(etw_stats_json(a, rs, NULL, 1, &s, &n), ETW_OK);
+    char *want = malloc(n + 1);
+    if (want) memcpy(want, s, n);
+    ETW_CHECK_INT(etw_stats_json(b, rs, NULL, 1, &s, &n2), ETW_OK);
+    ETW_CHECK(want && n == n2 && !memcmp(want, s, n));
+    if (!(want && n == n2 && !memcmp(want, s, n))) fprintf(stderr, "take differs on %s\n", path);
+    /* and both agree with counting the labels' names */
+    char *json = malloc(n2 + 1);
+    if (json) {
+        memcpy(json, s, n2);
+        json[n2] = 0;
+        ETW_CHECK(tally_check(&names, json) > 0);
+        free(json);
+    }
+    free(want);
+    etw_stats_free(a);
+    etw_stats_free(b);
+    etw_decoder_free(d1);
+    etw_decoder_free(d2);
+    etw_reader_close(r);
+}
+
+static void test_stats_take(void) {
+    take_matches(PT);
+    take_matches(ETW_TEST_DATA_DIR "/net.4.5.2.x64.etl");
+    take_matches(ETW_TEST_DATA_DIR "/ShutdownPerfDiagLogger.etl");
+    take_matches(ETW_TEST_DATA_DIR "/gcevents.etl");
+    take_matches(ETW_TEST_DATA_DIR "/SelfDescribingSingleEvent.etl");
+    take_matches(ETW_TEST_DATA_DIR "/powershell.etl");
+    take_matches(ETW_TEST_DATA_DIR "/HTTP_Server.etl");
+    ETW_CHECK_INT(etw_stats_take(NULL, NULL, NULL, NULL), ETW_E_INVALID_ARG);
+}
+
 int main(void) {
     ETW_RUN(test_multi_merge);
     ETW_RUN(test_jscan);
     ETW_RUN(test_csv_and_text);
     ETW_RUN(test_summaries);
     ETW_RUN(test_stats_merge);
+    ETW_RUN(test_stats_take);
     ETW_RUN(test_csv_learn_after_manifest);
     return ETW_TEST_DONE();
 }

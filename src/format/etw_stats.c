@@ -55,7 +55,8 @@ typedef struct kind_memo {
     uint32_t sid;
     uint16_t id, message;
     uint8_t opcode, group, form, classic;
-    uint8_t lost; /* a lost-event record (etw_stats_count) */
+    uint8_t lost;   /* a lost-event record (etw_stats_count) */
+    uint8_t naming; /* an event that names a process (etw_stats_observe) */
     agg *prov, *evt, *guid;
 } kind_memo;
 
@@ -158,6 +159,11 @@ static int name_is(const etw_label *l, const char *s) {
  * ProcessStart (event 1) and ProcessRundown (event 15) name a process by
  * its ProcessID and ImageName (a full path) - the manifest counterparts of
  * the kernel's Process/Start and Process/DCStart. */
+static int names_process(const etw_event *ev, const etw_label *l);
+static kind_memo *kind_of(etw_stats *st, const etw_event *ev, const etw_schema *sc);
+static int kind_is(const kind_memo *k, const etw_event *ev, const etw_schema *s);
+static void count_kind(etw_stats *st, const kind_memo *k, const etw_event *ev, uint32_t pid);
+
 static int is_kernel_process_naming(const etw_event *ev) {
     static const uint8_t d4[8] = {0xa0, 0xc7, 0x2f, 0xad, 0x1f, 0xd0, 0xe7, 0x16};
     return ev->form == ETW_FORM_EVENT_HEADER && !(ev->flags & ETW_EVENT_FLAG_CLASSIC_HEADER) &&
@@ -226,9 +232,7 @@ etw_status etw_stats_process_name(etw_stats *st, etw_decoder *d, const etw_event
     *len = 0;
     if (!d || !l->schema) return ETW_OK;
     int kp = is_kernel_process_naming(ev);
-    if (!kp && !(name_is(l, "Process/Start") || name_is(l, "Process/DCStart") || name_is(l, "Process/End") ||
-                 name_is(l, "Process/DCEnd")))
-        return ETW_OK;
+    if (!kp && !names_process(ev, l)) return ETW_OK;
     const etw_schema *s = l->schema;
     const char *pid_name = kp ? "ProcessID" : "ProcessId", *img_name = kp ? "ImageName" : "ImageFileName";
     name_field pid = {0}, img = {0};
@@ -352,6 +356,37 @@ etw_status etw_stats_add(etw_stats *st, const etw_event *ev, const etw_label *l)
     return s == ETW_OK ? etw_stats_count_error(st, l) : s;
 }
 
+etw_status etw_stats_take(etw_stats *st, etw_decoder *d, const etw_event *ev, etw_label *l) {
+    if (!st || !ev || !l) return ETW_E_INVALID_ARG;
+    /* etw_label_event but the names */
+    l->schema = NULL;
+    l->error = NULL;
+    l->status = ETW_OK;
+    if (d && !ev->is_logfile_header) l->status = etw_decoder_resolve(d, ev, &l->schema, &l->error);
+    if (l->status != ETW_OK) l->schema = NULL;
+    else l->error = NULL;
+    if (l->schema && !etw_decoder_is_manifest_event(ev))
+        l->error = etw_decoder_payload_problem(d, ev, l->schema, ETW_PAYLOAD_WALK);
+    etw_decoder_event_ids(d, ev, l->schema, &l->pid, &l->tid);
+    l->provider = l->event = "";
+    l->provider_len = l->event_len = 0;
+    kind_memo *k = kind_of(st, ev, l->schema);
+    if (k && kind_is(k, ev, l->schema) && !k->naming) {
+        agg_add(&st->all, ev);
+        count_kind(st, k, ev, l->pid);
+        return etw_stats_count_error(st, l);
+    }
+    /* a kind not met yet (or one that names a process): as
+     * etw_stats_observe and etw_stats_add, with the names */
+    etw_event_names_get(ev, l->schema, &l->names_);
+    l->provider = l->names_.provider;
+    l->provider_len = l->names_.provider_len;
+    l->event = l->names_.event;
+    l->event_len = l->names_.event_len;
+    etw_status s = etw_stats_observe(st, d, ev, l);
+    return s == ETW_OK ? etw_stats_add(st, ev, l) : s;
+}
+
 /* The provider and (provider, event) records of l's names. */
 static etw_status name_aggs(etw_stats *st, const etw_label *l, agg **prov, agg **evt) {
     size_t pl = l->provider_len, el = l->event_len;
@@ -413,25 +448,38 @@ static int kind_is(const kind_memo *k, const etw_event *ev, const etw_schema *s)
 static agg *guid_agg(etw_stats *st, const etw_event *ev);
 static void proc_add(etw_stats *st, const etw_event *ev, uint32_t pid);
 
+/* The memo slot of ev's kind, or NULL for an event whose names are not
+ * made of its schema alone: without one, a TraceLogging schema (it serves
+ * any provider), provider traits in the event (they name its provider). */
+static kind_memo *kind_of(etw_stats *st, const etw_event *ev, const etw_schema *sc) {
+    etw_ext_item it;
+    if (!sc || ev->is_logfile_header || sc->source == ETW_SOURCE_TRACELOGGING ||
+        (ev->ext_count && etw_event_find_ext(ev, ETW_EXT_PROV_TRAITS, &it) == ETW_OK))
+        return NULL;
+    return kind_slot(st, ev, sc);
+}
+
+static void count_kind(etw_stats *st, const kind_memo *k, const etw_event *ev, uint32_t pid) {
+    agg_add(k->prov, ev);
+    agg_add(k->evt, ev);
+    if (k->guid) agg_add(k->guid, ev);
+    proc_add(st, ev, pid);
+    st->lost_records += k->lost;
+}
+
+static int names_process(const etw_event *ev, const etw_label *l) {
+    return is_kernel_process_naming(ev) || name_is(l, "Process/Start") || name_is(l, "Process/DCStart") ||
+           name_is(l, "Process/End") || name_is(l, "Process/DCEnd");
+}
+
 etw_status etw_stats_count(etw_stats *st, const etw_event *ev, const etw_label *l) {
     if (!st || !ev || !l) return ETW_E_INVALID_ARG;
     agg_add(&st->all, ev);
     const etw_schema *sc = l->schema;
-    kind_memo *k = NULL;
-    etw_ext_item it;
-    /* names not made of the schema alone: a TraceLogging schema serves any
-     * provider, and provider traits in the event name its provider */
-    if (sc && !ev->is_logfile_header && sc->source != ETW_SOURCE_TRACELOGGING &&
-        !(ev->ext_count && etw_event_find_ext(ev, ETW_EXT_PROV_TRAITS, &it) == ETW_OK)) {
-        k = kind_slot(st, ev, sc);
-        if (kind_is(k, ev, sc)) {
-            agg_add(k->prov, ev);
-            agg_add(k->evt, ev);
-            if (k->guid) agg_add(k->guid, ev);
-            proc_add(st, ev, l->pid);
-            st->lost_records += k->lost;
-            return ETW_OK;
-        }
+    kind_memo *k = kind_of(st, ev, sc);
+    if (k && kind_is(k, ev, sc)) {
+        count_kind(st, k, ev, l->pid);
+        return ETW_OK;
     }
     agg *a, *e;
     etw_status s = name_aggs(st, l, &a, &e);
@@ -453,6 +501,7 @@ etw_status etw_stats_count(etw_stats *st, const etw_event *ev, const etw_label *
         k->classic = (ev->flags & ETW_EVENT_FLAG_CLASSIC_HEADER) != 0;
         k->message = ev->message_number;
         k->lost = (uint8_t)lost;
+        k->naming = (uint8_t)names_process(ev, l);
         k->prov = a;
         k->evt = e;
         k->guid = g;

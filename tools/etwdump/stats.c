@@ -85,6 +85,7 @@ static int scan(session *s, summary *sm) {
     static etw_label l; /* large: not on the stack of every call */
     early *ahead = sm->ahead;
     uint64_t met = 0; /* MetaData records met in order */
+    int take = sm->stats && s->dec && etw_filter_is_empty(s->filter) && !o->no_manifest_events;
     held_header hh = {0};
     while (etw_multi_next(s->m, &ev, &file) == ETW_OK) {
         progress_tick(pg, ++read, file, &ev);
@@ -119,9 +120,15 @@ static int scan(session *s, summary *sm) {
             break;
         }
         if (!s->saw_stacks && has_stacks(&ev)) s->saw_stacks = 1;
-        int sel = etw_filter_match(s->filter, s->dec, &ev, &l);
+        int sel;
         etw_status st = ETW_OK;
-        if (sel >= 0 && sm->stats) st = etw_stats_observe(sm->stats, s->dec, &ev, &l);
+        if (take) { /* every event counted: labelled and counted at once */
+            sel = 1;
+            st = etw_stats_take(sm->stats, s->dec, &ev, &l);
+        } else {
+            sel = etw_filter_match(s->filter, s->dec, &ev, &l);
+            if (sel >= 0 && sm->stats) st = etw_stats_observe(sm->stats, s->dec, &ev, &l);
+        }
         if (sel >= 0 && st == ETW_OK && sm->cpu && !cpu_feed_add(sm->cpu, &ev, l.schema, sel)) st = ETW_E_NOMEM;
         if (sel >= 0 && st == ETW_OK && ahead && read == 1 && ev.is_logfile_header && !hold_header(&hh, &ev, sel))
             st = ETW_E_NOMEM;
@@ -131,7 +138,7 @@ static int scan(session *s, summary *sm) {
             break;
         }
         if (!sel || (o->no_manifest_events && etw_decoder_is_manifest_event(&ev))) continue;
-        st = sm->stats ? etw_stats_add(sm->stats, &ev, &l) : etw_schemas_add(sm->schemas, &l);
+        if (!take) st = sm->stats ? etw_stats_add(sm->stats, &ev, &l) : etw_schemas_add(sm->schemas, &l);
         if (st != ETW_OK) {
             fprintf(stderr, "etwdump: out of memory\n");
             rc = EXIT_FATAL;
