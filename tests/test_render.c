@@ -60,6 +60,32 @@ static void test_multi_merge(void) {
     size_t again = 0;
     while (etw_multi_next(m, &ev, NULL) == ETW_OK) again++;
     ETW_CHECK_INT(again, 78);
+    /* without the copy: the same events, in the same order, from both
+     * files, mixed with copying calls; NULL at the end */
+    ETW_CHECK_INT(etw_multi_rewind(m), ETW_OK);
+    const etw_event *e = NULL;
+    size_t refs = 0, same = 0, f2 = 0;
+    etw_multi *m2;
+    ETW_CHECK_INT(etw_multi_new(&m2, NULL), ETW_OK);
+    ETW_CHECK_INT(etw_multi_add_file(m2, PT), ETW_OK);
+    ETW_CHECK_INT(etw_multi_add_file(m2, GC), ETW_OK);
+    for (;;) {
+        etw_status a = refs % 3 == 2 ? etw_multi_next(m, &ev, &file) : etw_multi_next_ref(m, &e, &file);
+        if (refs % 3 == 2 && a == ETW_OK) e = &ev;
+        etw_event ev2;
+        etw_status b = etw_multi_next(m2, &ev2, &f2);
+        ETW_CHECK_INT(a, b);
+        if (a != ETW_OK) break;
+        refs++;
+        same += e && file == f2 && e->timestamp == ev2.timestamp && e->user_data_len == ev2.user_data_len &&
+                (!e->user_data_len || !memcmp(e->user_data, ev2.user_data, e->user_data_len));
+    }
+    ETW_CHECK_INT(refs, 78);
+    ETW_CHECK_INT(same, 78);
+    ETW_CHECK_INT(etw_multi_next_ref(m, &e, NULL), ETW_END);
+    ETW_CHECK(e == NULL);
+    ETW_CHECK_INT(etw_multi_next_ref(NULL, &e, NULL), ETW_E_INVALID_ARG);
+    etw_multi_free(m2);
     etw_multi_free(m);
 }
 

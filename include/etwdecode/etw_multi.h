@@ -92,6 +92,12 @@ const char *etw_multi_name(const etw_multi *m, size_t i);
  * every file. Damage is handled by each reader (reported, skipped). */
 etw_status etw_multi_next(etw_multi *m, etw_event *ev, size_t *file);
 
+/* The same without the copy (etw_reader_next_ref): *ev points at an event
+ * the object holds, valid with the bytes it borrows until the next call
+ * of etw_multi_next / etw_multi_next_ref / etw_multi_rewind; NULL at the
+ * end. The two calls may be mixed. */
+etw_status etw_multi_next_ref(etw_multi *m, const etw_event **ev, size_t *file);
+
 /* Index of the file of the event being read (during etw_multi_next, also
  * inside diagnostics callbacks), or of the last event returned. */
 size_t etw_multi_current(const etw_multi *m);

@@ -253,6 +253,15 @@ static void fill(etw_multi *m, size_t i) {
 
 etw_status etw_multi_next(etw_multi *m, etw_event *ev, size_t *file) {
     if (!m || !ev) return ETW_E_INVALID_ARG;
+    const etw_event *e = NULL;
+    etw_status s = etw_multi_next_ref(m, &e, file);
+    if (s == ETW_OK) *ev = *e;
+    return s;
+}
+
+etw_status etw_multi_next_ref(etw_multi *m, const etw_event **ev, size_t *file) {
+    if (!m || !ev) return ETW_E_INVALID_ARG;
+    *ev = NULL;
     m->started = 1;
     if (m->pending) {
         /* the event returned last borrowed its reader's buffer until now */
@@ -264,8 +273,9 @@ etw_status etw_multi_next(etw_multi *m, etw_event *ev, size_t *file) {
          * event, read in place instead of through the head */
         multi_file *f = &m->files[0];
         m->current = 0;
-        if (f->done || etw_reader_next(f->reader, ev) != ETW_OK) {
+        if (f->done || etw_reader_next_ref(f->reader, ev) != ETW_OK) {
             f->done = 1;
+            *ev = NULL;
             return ETW_END;
         }
         if (file) *file = 0;
@@ -286,7 +296,7 @@ etw_status etw_multi_next(etw_multi *m, etw_event *ev, size_t *file) {
         }
     }
     if (best == m->count) return ETW_END;
-    *ev = m->files[best].head;
+    *ev = &m->files[best].head;
     m->current = best;
     m->pending = 1;
     if (file) *file = best;

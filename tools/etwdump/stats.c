@@ -78,7 +78,7 @@ static int hold_header(held_header *h, const etw_event *ev, int sel) {
 static int scan(session *s, summary *sm) {
     const options *o = s->o;
     progress *pg = progress_start(o, s->m, input_bytes(s->m));
-    etw_event ev;
+    const etw_event *ev;
     size_t file;
     unsigned long long n = 0, read = 0;
     int rc = EXIT_CLEAN;
@@ -87,8 +87,8 @@ static int scan(session *s, summary *sm) {
     uint64_t met = 0; /* MetaData records met in order */
     int take = sm->stats && s->dec && etw_filter_is_empty(s->filter) && !o->no_manifest_events;
     held_header hh = {0};
-    while (etw_multi_next(s->m, &ev, &file) == ETW_OK) {
-        progress_tick(pg, ++read, file, &ev);
+    while (etw_multi_next_ref(s->m, &ev, &file) == ETW_OK) {
+        progress_tick(pg, ++read, file, ev);
         if (stop_requested()) {
             rc = EXIT_INTERRUPTED;
             break;
@@ -113,32 +113,32 @@ static int scan(session *s, summary *sm) {
          * the CPU samples are fed, or a MetaData record not learned ahead
          * in time, and the run is made again with it (run_stats) */
         if (s->no_prescan &&
-            (s->dc->held || (has_stacks(&ev) && !sm->cpu) || (ahead && (ahead->stale || ahead->nomem)) ||
-             (ev.provider.data1 == METADATA_PROVIDER_DATA1 &&
-              etw_decoder_learn_kind(s->dec, &ev) == ETW_LEARN_AHEAD && (!ahead || ++met > ahead->learned)))) {
+            (s->dc->held || (has_stacks(ev) && !sm->cpu) || (ahead && (ahead->stale || ahead->nomem)) ||
+             (ev->provider.data1 == METADATA_PROVIDER_DATA1 &&
+              etw_decoder_learn_kind(s->dec, ev) == ETW_LEARN_AHEAD && (!ahead || ++met > ahead->learned)))) {
             s->rescan = 1;
             break;
         }
-        if (!s->saw_stacks && has_stacks(&ev)) s->saw_stacks = 1;
+        if (!s->saw_stacks && has_stacks(ev)) s->saw_stacks = 1;
         int sel;
         etw_status st = ETW_OK;
         if (take) { /* every event counted: labelled and counted at once */
             sel = 1;
-            st = etw_stats_take(sm->stats, s->dec, &ev, &l);
+            st = etw_stats_take(sm->stats, s->dec, ev, &l);
         } else {
-            sel = etw_filter_match(s->filter, s->dec, &ev, &l);
-            if (sel >= 0 && sm->stats) st = etw_stats_observe(sm->stats, s->dec, &ev, &l);
+            sel = etw_filter_match(s->filter, s->dec, ev, &l);
+            if (sel >= 0 && sm->stats) st = etw_stats_observe(sm->stats, s->dec, ev, &l);
         }
-        if (sel >= 0 && st == ETW_OK && sm->cpu && !cpu_feed_add(sm->cpu, &ev, l.schema, sel)) st = ETW_E_NOMEM;
-        if (sel >= 0 && st == ETW_OK && ahead && read == 1 && ev.is_logfile_header && !hold_header(&hh, &ev, sel))
+        if (sel >= 0 && st == ETW_OK && sm->cpu && !cpu_feed_add(sm->cpu, ev, l.schema, sel)) st = ETW_E_NOMEM;
+        if (sel >= 0 && st == ETW_OK && ahead && read == 1 && ev->is_logfile_header && !hold_header(&hh, ev, sel))
             st = ETW_E_NOMEM;
         if (sel < 0 || st != ETW_OK) {
             fprintf(stderr, "etwdump: out of memory\n");
             rc = EXIT_FATAL;
             break;
         }
-        if (!sel || (o->no_manifest_events && etw_decoder_is_manifest_event(&ev))) continue;
-        if (!take) st = sm->stats ? etw_stats_add(sm->stats, &ev, &l) : etw_schemas_add(sm->schemas, &l);
+        if (!sel || (o->no_manifest_events && etw_decoder_is_manifest_event(ev))) continue;
+        if (!take) st = sm->stats ? etw_stats_add(sm->stats, ev, &l) : etw_schemas_add(sm->schemas, &l);
         if (st != ETW_OK) {
             fprintf(stderr, "etwdump: out of memory\n");
             rc = EXIT_FATAL;
