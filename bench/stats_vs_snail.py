@@ -35,6 +35,14 @@ The traces:
     Xpress-compressed buffers, kernel and CLR providers, with stacks), one
     run per sample.
 
+The floors. When build/bench_floor exists (bench/bench_floor.c; --floor
+PATH), two more processes run interleaved with the tools on each trace:
+"floor: read" starts and reads every byte of the file, "floor: events"
+starts and takes every event from the library's reader (decompressed,
+parsed, merged; no schema, no name, no count). Each is printed as a
+multiple of snail's CPU too: what is left between "floor: events" and a
+target is all a summary may spend on knowing its events.
+
 What the two print. snail-tool-etl --summary: the file header (times,
 clock, pointer size, processors, buffers, log-file mode, compression), the
 number of profile samples (and PMC samples) and stacks, then for the event
@@ -163,22 +171,24 @@ def sample(argv, repeat):
     return cpu, wall
 
 
-def bench(name, ours, peer, runs, repeat):
-    sample(ours, 1)  # warm the page cache and the binaries
-    sample(peer, 1)
-    res = {"etwdump": ([], []), "snail": ([], [])}
+def bench(name, ours, peer, runs, repeat, floors=()):
+    tools = [("etwdump", ours), ("snail", peer)] + list(floors)
+    for _, argv in tools:
+        sample(argv, 1)  # warm the page cache and the binaries
+    res = {t: ([], []) for t, _ in tools}
     for _ in range(runs):
-        for tool, argv in (("etwdump", ours), ("snail", peer)):
+        for tool, argv in tools:
             c, w = sample(argv, repeat)
             res[tool][0].append(c)
             res[tool][1].append(w)
     med = {t: (statistics.median(v[0]), statistics.median(v[1])) for t, v in res.items()}
     times = " x%d" % repeat if repeat > 1 else ""
     print("%s%s (%d runs each, interleaved; median)" % (name, times, runs))
-    for tool in ("etwdump", "snail"):
+    for tool, _ in tools:
         c, w = med[tool]
         spread = "%.3f..%.3f" % (min(res[tool][0]), max(res[tool][0]))
-        print("  %-8s cpu %8.3f s (%s)  wall %8.3f s" % (tool, c, spread, w))
+        print("  %-13s cpu %8.3f s (%s)  wall %8.3f s  %5.2fx snail" % (tool, c, spread, w,
+                                                                       c / med["snail"][0] if med["snail"][0] else 0))
     ratio = med["etwdump"][0] / med["snail"][0] if med["snail"][0] > 0 else float("inf")
     print("  ratio    cpu %.2fx  wall %.2fx" % (ratio, med["etwdump"][1] / med["snail"][1]))
     return ratio
@@ -195,6 +205,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=0,
                     help="the kernel trace: N runs on the original file per sample instead of its x10 copy")
     ap.add_argument("--jobs", type=int, default=0, help="etwdump -j N (default: etwdump's default)")
+    ap.add_argument("--floor", default=os.path.join(root, "build", "bench_floor"),
+                    help="bench_floor (bench/bench_floor.c), timed too when it exists")
     a = ap.parse_args()
     if a.runs < 7:
         ap.error("--runs: at least 7")
@@ -212,8 +224,11 @@ def main():
     worst = 0.0
     try:
         for name, path, repeat in traces:
+            floors = []
+            if os.path.exists(a.floor):
+                floors = [("floor: read", [a.floor, "read", path]), ("floor: events", [a.floor, "events", path])]
             r = bench(name, [a.etwdump] + ours_opts + [path], [a.snail, "--summary", "--no-progress", path],
-                      a.runs, repeat)
+                      a.runs, repeat, floors)
             worst = max(worst, r)
     finally:
         if os.path.exists(k10):
