@@ -5,8 +5,12 @@
  *            fuzz/fuzz_manifest.c src/source/etw_manifest*.c \
  *            src/schema/etw_cache.c src/common/etw_common.c -lexpat -lxxhash \
  *            -o /tmp/fman
- * Seeds: fuzz/corpus/manifest/ (small hand-written manifests).
+ * Seeds: fuzz/corpus/manifest/ (small hand-written manifests, and *.emr:
+ * some of them pre-parsed by tools/embed/etw_embed.c).
  *
+ * An input that starts with "EMR1" is pre-parsed records
+ * (etw_manifest_replay.h, as the built-in manifests are compiled in) and
+ * loads through etw_manifest_load_replay; any other through expat.
  * For every input: load it as a manifest into a fresh set (diagnostics are
  * checked to be one NUL-terminated line naming the origin), resolve every
  * (provider, id, version) into a fresh cache for both pointer widths, check
@@ -80,6 +84,11 @@ static int resolve_one(void *ctx, const etw_guid *g, uint16_t id, uint8_t v) {
     return w->seen > 4096; /* bound the work per input */
 }
 
+static etw_status load(etw_manifest_set *m, const uint8_t *data, size_t size, uint32_t *np) {
+    if (size >= 4 && memcmp(data, "EMR1", 4) == 0) return etw_manifest_load_replay(m, data, size, "fuzz.man", np);
+    return etw_manifest_load_xml(m, (const char *)data, size, "fuzz.man", np);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -89,7 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     etw_manifest_set *m = NULL;
     if (etw_manifest_set_new(&m, &o) != ETW_OK) return 0;
     uint32_t np = 0;
-    etw_status st = etw_manifest_load_xml(m, (const char *)data, size, "fuzz.man", &np);
+    etw_status st = load(m, data, size, &np);
     FUZZ_ASSERT(st == ETW_OK || st == ETW_E_CORRUPT || st == ETW_E_LIMIT || st == ETW_E_NOMEM);
     if (st != ETW_OK) {
         FUZZ_ASSERT(np == 0);
@@ -107,7 +116,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_ASSERT(w.seen == events || w.seen > 4096);
         /* again into the same set, cache attached: every provider replaces itself */
         etw_manifest_set_cache(m, w.c);
-        st = etw_manifest_load_xml(m, (const char *)data, size, "fuzz.man", NULL);
+        st = load(m, data, size, NULL);
         FUZZ_ASSERT(etw_manifest_provider_count(m) == providers);
         FUZZ_ASSERT(etw_manifest_event_count(m) == events);
         w.seen = 0;

@@ -8,11 +8,18 @@
 
 #include "../common/etw_alloc.h"
 #include "../common/etw_thread.h"
+#include "etw_manifest_ext.h"
 
 /* Generated at build time from data/manifests/ClrEtwAll.man
- * (tools/embed/etw_embed.c): the bytes, then a NUL not counted in _len. */
+ * (tools/embed/etw_embed.c): the XML as expat reports it, records replayed
+ * by etw_manifest_load_replay (etw_manifest_replay.h), and the size and
+ * FNV-1a hash of the XML they were made from. The XML itself is not kept:
+ * nothing reads it (tests/test_builtin.c reads the file and checks the two
+ * loads give the same schemas). */
 extern const unsigned char etw_builtin_clretwall[];
 extern const size_t etw_builtin_clretwall_len;
+extern const size_t etw_builtin_clretwall_xml_len;
+extern const uint64_t etw_builtin_clretwall_xml_fnv;
 
 /* The providers ClrEtwAll.man declares (its <provider guid=...>);
  * tests/test_builtin.c checks this list against the parsed manifest. */
@@ -35,13 +42,15 @@ static const etw_guid clr_providers[] = {
 #define NMANIFESTS 1
 static const struct {
     const char *name;
-    const unsigned char *xml;
-    const size_t *len;
+    const unsigned char *rec;
+    const size_t *rec_len;
+    const size_t *xml_len;
+    const uint64_t *xml_fnv;
     const etw_guid *providers;
     size_t nproviders;
 } manifests[NMANIFESTS] = {
-    {"ClrEtwAll.man", etw_builtin_clretwall, &etw_builtin_clretwall_len, clr_providers,
-     sizeof clr_providers / sizeof clr_providers[0]},
+    {"ClrEtwAll.man", etw_builtin_clretwall, &etw_builtin_clretwall_len, &etw_builtin_clretwall_xml_len,
+     &etw_builtin_clretwall_xml_fnv, clr_providers, sizeof clr_providers / sizeof clr_providers[0]},
 };
 
 size_t etw_builtin_manifest_count(void) { return NMANIFESTS; }
@@ -50,8 +59,10 @@ etw_status etw_builtin_manifest_get(size_t i, etw_builtin_manifest *out) {
     if (i >= NMANIFESTS) return ETW_E_NOT_FOUND;
     if (out) {
         out->name = manifests[i].name;
-        out->xml = (const char *)manifests[i].xml;
-        out->len = *manifests[i].len;
+        out->rec = manifests[i].rec;
+        out->rec_len = *manifests[i].rec_len;
+        out->xml_len = *manifests[i].xml_len;
+        out->xml_fnv = *manifests[i].xml_fnv;
         out->providers = manifests[i].providers;
         out->nproviders = manifests[i].nproviders;
     }
@@ -75,7 +86,7 @@ static etw_status load_one(etw_manifest_set *m, etw_builtin_loader *st, size_t i
     char origin[64];
     snprintf(origin, sizeof origin, "the built-in %s", manifests[i].name);
     if (st) st->tried |= 1u << i;
-    etw_status s = etw_manifest_load_xml(m, (const char *)manifests[i].xml, *manifests[i].len, origin, providers);
+    etw_status s = etw_manifest_load_replay(m, manifests[i].rec, *manifests[i].rec_len, origin, providers);
     if (s == ETW_OK && st) st->loaded |= 1u << i;
     return s;
 }

@@ -2,7 +2,9 @@
  * library (data/manifests/: the CLR's ClrEtwAll.man), as a lazy loader for a
  * manifest set.
  *
- * The bytes are const data generated at build time (tools/embed/etw_embed.c).
+ * Each is const data generated at build time (tools/embed/etw_embed.c):
+ * its XML already parsed, as records the loader replays through its XML
+ * handlers (etw_manifest_load_replay), so loading it costs no XML parse.
  * A decoder keeps them in a manifest set of its own (kind
  * ETW_SOURCE_BUILTIN), below every schema the user or the trace supplies
  * (docs/schema-sources.md). The set starts empty: the first time it is asked
@@ -20,12 +22,16 @@
 #include "etwdecode/etw_types.h"
 
 /* One compiled-in manifest: its file name (its messages and "why no
- * schema" texts name it as "the built-in NAME"), its XML (NUL-terminated,
- * len bytes before the NUL) and the providers it declares. */
+ * schema" texts name it as "the built-in NAME"), its pre-parsed records
+ * (etw_manifest_replay.h, for etw_manifest_load_replay), the size and
+ * FNV-1a 64-bit hash of the XML file they were made from (the XML is not
+ * kept), and the providers it declares. */
 typedef struct etw_builtin_manifest {
     const char *name;
-    const char *xml;
-    size_t len;
+    const unsigned char *rec;
+    size_t rec_len;
+    size_t xml_len;
+    uint64_t xml_fnv;
     const etw_guid *providers;
     size_t nproviders;
 } etw_builtin_manifest;

@@ -388,6 +388,22 @@ etw_status etw_mf_loader_init(loader *L, etw_manifest_set *m, const char *origin
     return ETW_OK;
 }
 
+/* After the XML walk or the replay: a failed one (st, reason) reported,
+ * else the document compiled and installed. */
+static etw_status load_parsed(loader *L, etw_status st, const char *reason, uint32_t *providers) {
+    if (st != ETW_OK) {
+        etw_mf_diag(L->m, st, L->doc->origin, cur_line(L), "%s; nothing of this manifest is loaded",
+                    reason ? reason : "malformed XML");
+        return st;
+    }
+    const char *org = L->doc->origin;
+    st = etw_mf_commit(L, providers);
+    if (st != ETW_OK)
+        etw_mf_diag(L->m, st, org, 0, "%s; nothing of this manifest is loaded",
+                    L->st != ETW_OK && L->reason ? L->reason : etw_strerror(st));
+    return st;
+}
+
 etw_status etw_manifest_load_xml(etw_manifest_set *m, const char *xml, size_t len, const char *origin,
                                  uint32_t *providers) {
     if (providers) *providers = 0;
@@ -409,21 +425,30 @@ etw_status etw_manifest_load_xml(etw_manifest_set *m, const char *xml, size_t le
         return ETW_E_NOMEM;
     }
     enum XML_Status xs = etw_mf_xml_parse(&L, xml, len);
-
+    const char *reason = NULL;
     if (xs != XML_STATUS_OK || L.st != ETW_OK) {
         st = L.st != ETW_OK ? L.st : ETW_E_CORRUPT;
-        enum XML_Error code = XML_GetErrorCode(L.xp);
-        const char *reason = L.reason ? L.reason : XML_ErrorString(code);
-        etw_mf_diag(m, st, L.doc->origin, cur_line(&L), "%s; nothing of this manifest is loaded",
-             reason ? reason : "malformed XML");
-    } else {
-        const char *org = L.doc->origin;
-        st = etw_mf_commit(&L, providers);
-        if (st != ETW_OK)
-            etw_mf_diag(m, st, org, 0, "%s; nothing of this manifest is loaded",
-                        L.st != ETW_OK && L.reason ? L.reason : etw_strerror(st));
+        reason = L.reason ? L.reason : XML_ErrorString(XML_GetErrorCode(L.xp));
     }
+    st = load_parsed(&L, st, reason, providers);
     XML_ParserFree(L.xp);
+    etw_mf_loader_free(&L);
+    return st;
+}
+
+etw_status etw_manifest_load_replay(etw_manifest_set *m, const unsigned char *rec, size_t len,
+                                    const char *origin, uint32_t *providers) {
+    if (providers) *providers = 0;
+    if (!m || (!rec && len)) return ETW_E_INVALID_ARG;
+    if (!origin) origin = "<memory>";
+    /* no size bound as for XML (ETW_MANIFEST_MAX_FILE_BYTES): the records
+     * are the library's own, and what they make is bounded by the memory
+     * budget on_start checks, as for XML */
+    loader L;
+    etw_status st = etw_mf_loader_init(&L, m, origin);
+    if (st != ETW_OK) return st;
+    st = etw_mf_replay(&L, rec, len); /* L.xp NULL: cur_line is the replay's */
+    st = load_parsed(&L, st, L.reason, providers);
     etw_mf_loader_free(&L);
     return st;
 }

@@ -31,6 +31,15 @@ const char *etw_manifest_provider_name(etw_manifest_set *m, const etw_guid *prov
 int etw_manifest_provider_info(etw_manifest_set *m, const etw_guid *provider, const char **name,
                                const char **origin);
 
+/* Load every provider of a pre-parsed manifest rec[0..len)
+ * (etw_manifest_replay.h: what tools/embed/etw_embed.c recorded of an XML
+ * manifest at build time), as etw_manifest_load_xml loads that XML: the
+ * same element handlers, the same schemas, the same messages with the same
+ * lines; no XML parse. Malformed records are ETW_E_CORRUPT, reported, and
+ * load nothing. The built-in manifests (etw_builtin_manifests.c) load so. */
+etw_status etw_manifest_load_replay(etw_manifest_set *m, const unsigned char *rec, size_t len,
+                                    const char *origin, uint32_t *providers);
+
 /* Problems and warnings reported (or, without on_diag, only counted) so far. */
 uint64_t etw_manifest_problem_count(const etw_manifest_set *m);
 

@@ -6,7 +6,9 @@
  *                           and the etw_source callback; the arena and the
  *                           diagnostics;
  *   etw_manifest_xml.c      the XML walk: expat handlers that record the
- *                           raw attributes of the elements the loader uses;
+ *                           raw attributes of the elements the loader uses,
+ *                           and the replay of pre-parsed manifests through
+ *                           them (etw_manifest_replay.h);
  *   etw_manifest_strings.c  name tables and string tables: $(string.X)
  *                           resolution and task/opcode display names;
  *   etw_manifest_template.c value maps and templates (flattened into the
@@ -257,7 +259,8 @@ typedef struct p_provider {
 typedef struct loader {
     etw_manifest_set *m;
     mf_doc *doc;
-    XML_Parser xp;
+    XML_Parser xp; /* NULL while a pre-parsed manifest is replayed (etw_mf_replay) */
+    uint32_t line; /* the replay: the line of the element being started */
     etw_status st;      /* first fatal problem */
     const char *reason; /* its text when we stopped the parser */
     uint32_t depth;
@@ -284,7 +287,10 @@ typedef struct loader {
     uint8_t literal_text;
 } loader;
 
+/* The line of the element being started (expat's, or the one the replay
+ * recorded). */
 static inline uint32_t cur_line(loader *L) {
+    if (!L->xp) return L->line;
     XML_Size l = XML_GetCurrentLineNumber(L->xp);
     return l > UINT32_MAX ? UINT32_MAX : (uint32_t)l;
 }
@@ -342,6 +348,11 @@ void *etw_mf_vec_push(loader *L, vec *x, size_t sz);
 void etw_mf_vec_free(loader *L, vec *x, size_t sz);
 /* Set the expat handlers of L->xp and parse xml[0..len). */
 enum XML_Status etw_mf_xml_parse(loader *L, const char *xml, size_t len);
+/* Replay the pre-parsed manifest rec[0..len) (etw_manifest_replay.h)
+ * through the same handlers as the XML walk, with L->xp NULL; returns L->st:
+ * ETW_OK, what the handlers stopped on, or ETW_E_CORRUPT (L->reason says
+ * why) for malformed records, which are never read past len. */
+etw_status etw_mf_replay(loader *L, const unsigned char *rec, size_t len);
 
 /* Maps and templates (etw_manifest_template.c). */
 int etw_mf_compile_maps(loader *L, p_provider *pp, c_map *out);

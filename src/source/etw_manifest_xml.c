@@ -1,7 +1,10 @@
 /* etw_manifest_xml.c - the XML walk of a manifest: expat handlers that keep
- * a stack of element kinds and record the raw attributes the loader uses.
+ * a stack of element kinds and record the raw attributes the loader uses,
+ * and the replay that calls the same handlers with what expat reported of
+ * a built-in manifest at build time (etw_manifest_replay.h).
  * (see etw_manifest_internal.h for how the manifest source is split). */
 #include "etw_manifest_internal.h"
+#include "etw_manifest_replay.h"
 
 /* Element kinds of the parser's stack. */
 enum {
@@ -91,7 +94,7 @@ static void stop(loader *L, etw_status st, const char *reason) {
         L->st = st;
         L->reason = reason;
     }
-    XML_StopParser(L->xp, XML_FALSE);
+    if (L->xp) XML_StopParser(L->xp, XML_FALSE); /* the replay stops on L->st */
 }
 
 /* Copy the wanted attributes (by local name) into out[] as arena strings,
@@ -449,4 +452,103 @@ enum XML_Status etw_mf_xml_parse(loader *L, const char *xml, size_t len) {
         off += n;
     } while (xs == XML_STATUS_OK && off < len);
     return xs;
+}
+
+/* ---- the replay of a pre-parsed manifest ------------------------------------- */
+
+/* An unsigned LEB128 of at most 32 bits at *p, before end. */
+static int mr_varint(const unsigned char **p, const unsigned char *end, uint32_t *out) {
+    uint32_t v = 0;
+    for (unsigned shift = 0; shift <= 28; shift += 7) {
+        if (*p == end) return 0;
+        unsigned c = *(*p)++;
+        if (shift == 28 && c > 0x0F) return 0; /* past 32 bits, or a sixth byte */
+        v |= (uint32_t)(c & 0x7F) << shift;
+        if (!(c & 0x80)) {
+            *out = v;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* A string of the table tab[0..tlen), whose last byte is a NUL: any offset
+ * in it starts a string that ends inside it. */
+static int mr_str(const unsigned char **p, const unsigned char *end, const char *tab, uint32_t tlen,
+                  const char **out) {
+    uint32_t off;
+    if (!mr_varint(p, end, &off) || off >= tlen) return 0;
+    *out = tab + off;
+    return 1;
+}
+
+/* The limits of the XML walk hold here too, because they are checked where
+ * the replay calls the same code: MAX_DEPTH, MAX_ATTR_BYTES and the memory
+ * budget in on_start. A document type declaration (on_doctype) cannot occur:
+ * the generator (tools/embed/etw_embed.c) parses with the same handler and
+ * fails the build on one, and the records have no form for it. The checks
+ * here are those of expat's well-formedness that the handlers rely on: one
+ * root element, every end matching an open start, nothing left open. */
+etw_status etw_mf_replay(loader *L, const unsigned char *rec, size_t len) {
+    const unsigned char *p = rec, *end = rec ? rec + len : rec;
+    const char *atts[2 * ETW_MR_MAX_ATTRS + 1];
+    const char *names[MAX_DEPTH]; /* of the open elements, for on_end */
+    uint32_t tlen = 0, line = 0, open = 0, roots = 0;
+    if (!rec || len < ETW_MR_MAGIC_LEN || memcmp(rec, ETW_MR_MAGIC, ETW_MR_MAGIC_LEN) != 0) {
+        stop(L, ETW_E_CORRUPT, "not a pre-parsed manifest (no EMR1 magic)");
+        return L->st;
+    }
+    p += ETW_MR_MAGIC_LEN;
+    if (!mr_varint(&p, end, &tlen) || tlen == 0 || tlen > (size_t)(end - p) || p[tlen - 1] != 0) {
+        stop(L, ETW_E_CORRUPT, "the pre-parsed manifest's string table is cut short");
+        return L->st;
+    }
+    const char *tab = (const char *)p;
+    p += tlen;
+    while (p < end && L->st == ETW_OK) {
+        unsigned tag = *p++;
+        if (tag == ETW_MR_TAG_END) {
+            if (open == 0) {
+                stop(L, ETW_E_CORRUPT, "the pre-parsed manifest ends an element it did not start");
+                break;
+            }
+            open--;
+            on_end(L, names[open]);
+            continue;
+        }
+        unsigned n = tag - 1;
+        if (n > ETW_MR_MAX_ATTRS) {
+            stop(L, ETW_E_CORRUPT, "the pre-parsed manifest holds an unknown record");
+            break;
+        }
+        if (open == 0 && roots++) {
+            stop(L, ETW_E_CORRUPT, "the pre-parsed manifest has a second root element");
+            break;
+        }
+        const char *name;
+        uint32_t delta;
+        int ok = mr_str(&p, end, tab, tlen, &name) && mr_varint(&p, end, &delta) && delta <= UINT32_MAX - line;
+        for (unsigned i = 0; ok && i < 2 * n; i++) ok = mr_str(&p, end, tab, tlen, &atts[i]);
+        if (!ok) {
+            stop(L, ETW_E_CORRUPT, "the pre-parsed manifest holds a malformed start record");
+            break;
+        }
+        atts[2 * n] = NULL;
+        line += delta;
+        L->line = line;
+        on_start(L, name, atts);
+        if (L->st != ETW_OK) break;
+        /* on_start stops at MAX_DEPTH open elements (ETW_E_LIMIT), so one
+         * it took is at most that deep: names[] holds it */
+        if (open >= MAX_DEPTH) {
+            stop(L, ETW_E_LIMIT, "elements are nested more than " ETW_MF_STR(MAX_DEPTH) " deep (the limit)");
+            break;
+        }
+        names[open++] = name;
+    }
+    if (L->st == ETW_OK && (roots == 0 || open != 0))
+        stop(L, ETW_E_CORRUPT,
+             roots ? "the pre-parsed manifest is cut short (an element is not ended)"
+                   : "the pre-parsed manifest has no element");
+    return L->st;
 }
