@@ -10,6 +10,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int etw_test_passed_;
@@ -52,6 +53,29 @@ static const char *etw_test_name_;
                     etw_a_ ? etw_a_ : "(null)", etw_b_ ? etw_b_ : "(null)");   \
         }                                                                      \
     } while (0)
+
+/* The whole file at path, with a NUL after it (malloc'd; *len its size
+ * without the NUL); NULL when it cannot be opened. */
+static inline char *etw_test_read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = NULL;
+    size_t cap = 0, n = 0, got;
+    do {
+        if (n + 1 >= cap) {
+            cap = cap ? cap * 2 : 1 << 20;
+            char *nb = realloc(buf, cap);
+            if (!nb) abort();
+            buf = nb;
+        }
+        got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+    } while (got > 0);
+    fclose(f);
+    buf[n] = 0;
+    *len = n;
+    return buf;
+}
 
 #define ETW_RUN(fn)                                                            \
     do {                                                                       \

@@ -26,26 +26,6 @@ static const etw_guid PRIVATE = {0x763fd754, 0x7086, 0x4dfe, {0x95, 0xeb, 0xc0, 
 static const etw_guid MONO = {0x7f442d82, 0x0f1d, 0x5155, {0x4b, 0x8c, 0x15, 0x29, 0xeb, 0x2e, 0x31, 0xc2}};
 static const etw_guid OTHER = {0x12345678, 0x1234, 0x5678, {0x9a, 0xbc, 0xde, 0xf0, 0x12, 0x34, 0x56, 0x78}};
 
-static char *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    size_t cap = 0, n = 0, got;
-    do {
-        if (n == cap) {
-            cap = cap ? cap * 2 : 1 << 20;
-            char *nb = realloc(buf, cap);
-            if (!nb) abort();
-            buf = nb;
-        }
-        got = fread(buf + n, 1, cap - n, f);
-        n += got;
-    } while (got > 0);
-    fclose(f);
-    *len = n;
-    return buf;
-}
-
 static etw_manifest_set *new_set(etw_schema_source kind) {
     etw_manifest_options mo;
     memset(&mo, 0, sizeof mo);
@@ -90,7 +70,7 @@ static void test_embedded_bytes(void) {
                            ETW_TEST_DATA_DIR "/ClrEtwAll.man"};
     for (size_t i = 0; i < 2; i++) {
         size_t len = 0;
-        char *file = read_file(paths[i], &len);
+        char *file = etw_test_read_file(paths[i], &len);
         ETW_CHECK(file != NULL);
         if (!file) continue;
         ETW_CHECK_INT(len, b.xml_len);

@@ -57,23 +57,6 @@ static etw_manifest_set *new_set(diags *g) {
     return m;
 }
 
-static char *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    if (b) b[n] = 0;
-    *len = (size_t)n;
-    return b;
-}
-
 static etw_guid guid_of(uint32_t d1, uint16_t d2, uint16_t d3, const char *d4hex) {
     etw_guid g;
     g.data1 = d1;
@@ -924,7 +907,7 @@ static void test_truncated(void) {
     free(small);
     truncations(naming_xml, strlen(naming_xml), 1, 1);
     size_t len;
-    char *http = read_file(ETW_TEST_DATA_DIR "/HTTP_Server.man", &len);
+    char *http = etw_test_read_file(ETW_TEST_DATA_DIR "/HTTP_Server.man", &len);
     ETW_CHECK(http != NULL);
     if (http) truncations(http, len, 211, 1);
     free(http);

@@ -25,26 +25,6 @@
 #define CLR_XML ETW_TEST_DATA_DIR "/../../data/manifests/ClrEtwAll.man"
 #define ORIGIN "the built-in ClrEtwAll.man"
 
-static char *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    size_t cap = 0, n = 0, got;
-    do {
-        if (n == cap) {
-            cap = cap ? cap * 2 : 1 << 20;
-            char *nb = realloc(buf, cap);
-            if (!nb) abort();
-            buf = nb;
-        }
-        got = fread(buf + n, 1, cap - n, f);
-        n += got;
-    } while (got > 0);
-    fclose(f);
-    *len = n;
-    return buf;
-}
-
 /* ---- diagnostics ------------------------------------------------------------ */
 
 typedef struct diags {
@@ -415,7 +395,7 @@ static etw_status load_rec(const unsigned char *rec, size_t len, diags *dg, uint
 
 static etw_manifest_set *load_xml_file(diags *dx) {
     size_t len = 0;
-    char *xml = read_file(CLR_XML, &len);
+    char *xml = etw_test_read_file(CLR_XML, &len);
     ETW_CHECK(xml != NULL);
     memset(dx, 0, sizeof *dx);
     etw_manifest_set *x = new_set(dx);

@@ -216,6 +216,26 @@ static void test_summaries(void) {
     etw_reader_close(r);
 }
 
+/* 1 when a and b give the same JSON summary of r's events; *json_b gets
+ * b's, NUL-ended (malloc'd: the caller frees it). */
+static int same_summary(etw_stats *a, etw_stats *b, etw_reader *r, char **json_b) {
+    const etw_reader *rs[1] = {r};
+    const char *s;
+    size_t n, n2;
+    *json_b = NULL;
+    ETW_CHECK_INT(etw_stats_json(a, rs, NULL, 1, &s, &n), ETW_OK);
+    char *want = malloc(n + 1);
+    if (want) memcpy(want, s, n);
+    ETW_CHECK_INT(etw_stats_json(b, rs, NULL, 1, &s, &n2), ETW_OK);
+    int same = want && n == n2 && !memcmp(want, s, n);
+    free(want);
+    if ((*json_b = malloc(n2 + 1)) != NULL) {
+        memcpy(*json_b, s, n2);
+        (*json_b)[n2] = 0;
+    }
+    return same;
+}
+
 /* Counting split between two objects (alternate events) and merged, with
  * names and errors applied in order, is the one-pass summary. */
 static void test_stats_merge(void) {
@@ -251,17 +271,10 @@ static void test_stats_merge(void) {
     ETW_CHECK(errors > 0);
     ETW_CHECK_INT(etw_stats_merge(main_st, part[1]), ETW_OK);
     ETW_CHECK_INT(etw_stats_merge(main_st, part[0]), ETW_OK);
-    const etw_reader *rs[1] = {r};
-    const char *s;
-    size_t n, n2;
-    ETW_CHECK_INT(etw_stats_json(one, rs, NULL, 1, &s, &n), ETW_OK);
-    char *want = malloc(n + 1);
-    if (want) memcpy(want, s, n);
-    ETW_CHECK_INT(etw_stats_json(main_st, rs, NULL, 1, &s, &n2), ETW_OK);
-    ETW_CHECK(want && n == n2 && !memcmp(want, s, n));
-    s = z(s, n2);
-    ETW_CHECK(strstr(s, "\"image\":\"Test.x64.exe\"") != NULL);
-    free(want);
+    char *json = NULL;
+    ETW_CHECK(same_summary(one, main_st, r, &json));
+    ETW_CHECK(json && strstr(json, "\"image\":\"Test.x64.exe\"") != NULL);
+    free(json);
     for (int k = 0; k < 2; k++) etw_stats_free(part[k]);
     etw_stats_free(main_st);
     etw_stats_free(one);
@@ -414,24 +427,13 @@ static void take_matches(const char *path) {
     }
     ETW_CHECK_INT(diff, 0);
     ETW_CHECK(named > 0);
-    const etw_reader *rs[1] = {r};
-    const char *s;
-    size_t n, n2;
-    ETW_CHECK_INT(etw_stats_json(a, rs, NULL, 1, &s, &n), ETW_OK);
-    char *want = malloc(n + 1);
-    if (want) memcpy(want, s, n);
-    ETW_CHECK_INT(etw_stats_json(b, rs, NULL, 1, &s, &n2), ETW_OK);
-    ETW_CHECK(want && n == n2 && !memcmp(want, s, n));
-    if (!(want && n == n2 && !memcmp(want, s, n))) fprintf(stderr, "take differs on %s\n", path);
+    char *json = NULL;
+    int same = same_summary(a, b, r, &json);
+    ETW_CHECK(same);
+    if (!same) fprintf(stderr, "take differs on %s\n", path);
     /* and both agree with counting the labels' names */
-    char *json = malloc(n2 + 1);
-    if (json) {
-        memcpy(json, s, n2);
-        json[n2] = 0;
-        ETW_CHECK(tally_check(&names, json) > 0);
-        free(json);
-    }
-    free(want);
+    ETW_CHECK(json && tally_check(&names, json) > 0);
+    free(json);
     etw_stats_free(a);
     etw_stats_free(b);
     etw_decoder_free(d1);
