@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "../common/etw_alloc.h"
+#include "etw_label_internal.h"
 
-etw_status etw_label_event(etw_decoder *d, const etw_event *ev, etw_label *out) {
-    if (!ev || !out) return ETW_E_INVALID_ARG;
+void etw_label_unnamed(etw_decoder *d, const etw_event *ev, etw_label *out) {
     out->schema = NULL;
     out->error = NULL;
     out->status = ETW_OK;
@@ -22,11 +22,22 @@ etw_status etw_label_event(etw_decoder *d, const etw_event *ev, etw_label *out) 
     if (out->schema && !etw_decoder_is_manifest_event(ev))
         out->error = etw_decoder_payload_problem(d, ev, out->schema, ETW_PAYLOAD_WALK);
     etw_decoder_event_ids(d, ev, out->schema, &out->pid, &out->tid);
+    out->provider = out->event = "";
+    out->provider_len = out->event_len = 0;
+}
+
+void etw_label_names(const etw_event *ev, etw_label *out) {
     etw_event_names_get(ev, out->schema, &out->names_);
     out->provider = out->names_.provider;
     out->provider_len = out->names_.provider_len;
     out->event = out->names_.event;
     out->event_len = out->names_.event_len;
+}
+
+etw_status etw_label_event(etw_decoder *d, const etw_event *ev, etw_label *out) {
+    if (!ev || !out) return ETW_E_INVALID_ARG;
+    etw_label_unnamed(d, ev, out);
+    etw_label_names(ev, out);
     return ETW_OK;
 }
 

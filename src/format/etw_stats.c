@@ -10,6 +10,7 @@
 #include "../schema/etw_source.h"
 #include "etwdecode/etw_decode.h"
 #include "etw_jscan.h"
+#include "etw_label_internal.h"
 #include "etw_strmap.h"
 #include "etw_text.h"
 
@@ -358,18 +359,7 @@ etw_status etw_stats_add(etw_stats *st, const etw_event *ev, const etw_label *l)
 
 etw_status etw_stats_take(etw_stats *st, etw_decoder *d, const etw_event *ev, etw_label *l) {
     if (!st || !ev || !l) return ETW_E_INVALID_ARG;
-    /* etw_label_event but the names */
-    l->schema = NULL;
-    l->error = NULL;
-    l->status = ETW_OK;
-    if (d && !ev->is_logfile_header) l->status = etw_decoder_resolve(d, ev, &l->schema, &l->error);
-    if (l->status != ETW_OK) l->schema = NULL;
-    else l->error = NULL;
-    if (l->schema && !etw_decoder_is_manifest_event(ev))
-        l->error = etw_decoder_payload_problem(d, ev, l->schema, ETW_PAYLOAD_WALK);
-    etw_decoder_event_ids(d, ev, l->schema, &l->pid, &l->tid);
-    l->provider = l->event = "";
-    l->provider_len = l->event_len = 0;
+    etw_label_unnamed(d, ev, l);
     kind_memo *k = kind_of(st, ev, l->schema);
     if (k && kind_is(k, ev, l->schema) && !k->naming) {
         agg_add(&st->all, ev);
@@ -378,11 +368,7 @@ etw_status etw_stats_take(etw_stats *st, etw_decoder *d, const etw_event *ev, et
     }
     /* a kind not met yet (or one that names a process): as
      * etw_stats_observe and etw_stats_add, with the names */
-    etw_event_names_get(ev, l->schema, &l->names_);
-    l->provider = l->names_.provider;
-    l->provider_len = l->names_.provider_len;
-    l->event = l->names_.event;
-    l->event_len = l->names_.event_len;
+    etw_label_names(ev, l);
     etw_status s = etw_stats_observe(st, d, ev, l);
     return s == ETW_OK ? etw_stats_add(st, ev, l) : s;
 }
