@@ -13,6 +13,7 @@
  *   report.c    --report (etw_report.h)
  *   tmfpdb.c    --tmf-from-pdb (etw_pdb_annotations_file)
  *   progress.c  the progress line, Ctrl-C and broken pipes
+ *   heap.c      the process's heap, set up before the first allocation
  *   main.c      puts them together
  */
 #ifndef ETWDUMP_H
@@ -316,6 +317,10 @@ progress *progress_start(const options *o, etw_multi *m, unsigned long long tota
 void progress_tick(progress *p, unsigned long long events, size_t file, const etw_event *ev);
 /* Clear the line and free. */
 void progress_end(progress *p);
+
+/* heap.c: on Linux with glibc, the heap in transparent huge pages and
+ * freed memory kept (fewer page faults); first thing in main. */
+void heap_setup(void);
 
 /* Ctrl-C and SIGPIPE: install handlers; stop_requested() is 1 after Ctrl-C. */
 void signals_install(void);

@@ -164,6 +164,7 @@ unsigned worker_threads(const options *o) {
 
 int main(int argc, char **argv) {
     static options o; /* large (the input and field lists): not on the stack */
+    heap_setup();
     if (!parse_args(argc, argv, &o)) return EXIT_FATAL;
     if (o.tmf_pdb) return run_tmf_from_pdb(&o);
     signals_install();
