@@ -22,9 +22,12 @@ etw_status etw_grow_array(const etw_allocator *a, void **arr, size_t *cap, size_
         if (nc > ((size_t)-1 / 2) / sz) return ETW_E_NOMEM;
         nc *= 2;
     }
-    void *n = etw_calloc(a, nc, sz);
+    /* the old elements copied, only the new ones zeroed (each byte written once) */
+    void *n = etw_alloc(a, nc * sz);
     if (!n) return ETW_E_NOMEM;
-    if (*arr && *cap) memcpy(n, *arr, *cap * sz);
+    size_t keep = *arr ? *cap * sz : 0;
+    if (keep) memcpy(n, *arr, keep);
+    memset((uint8_t *)n + keep, 0, nc * sz - keep);
     etw_free(a, *arr);
     if (bytes) *bytes += (nc - *cap) * sz;
     *arr = n;

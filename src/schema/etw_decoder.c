@@ -399,15 +399,18 @@ static etw_status resolve_keyed(etw_decoder *d, const etw_event *ev, etw_source_
     uint8_t w = width_of(ev);
     int classic = kind == ETW_SOURCE_KEY_CLASSIC;
     size_t klen = classic ? ETW_CLASSIC_KEY_SIZE : ETW_DESCRIPTOR_KEY_SIZE;
-    if (classic)
+    if (classic) {
         etw_key_classic(key, &ev->provider, ev->opcode, ev->version);
-    else
+    } else {
         etw_key_descriptor(key, &ev->provider, ev->id, ev->version);
+        key[ETW_DESCRIPTOR_KEY_SIZE] = 0; /* the memo compares (and keeps) the whole array */
+    }
     /* the same key as an event before, the cache unchanged since: its answer */
     uint64_t gen = etw_cache_generation(d->cache) + d->keys_gen0 + 1;
     key_memo *km = &d->keys[(key[0] ^ key[3] ^ key[15] * 7u ^ key[16] * 31u ^ key[klen - 1] * 131u) &
                             (KEY_MEMO_SLOTS - 1u)];
-    if (km->gen == gen && km->kind == (uint8_t)kind && km->w == w && km->klen == klen && !memcmp(km->key, key, klen)) {
+    if (km->gen == gen && km->kind == (uint8_t)kind && km->w == w && km->klen == klen &&
+        !memcmp(km->key, key, sizeof key)) {
         d->stats.hits++;
         d->builtin_cached |= km->s->source == ETW_SOURCE_BUILTIN;
         *out = km->s;
@@ -425,7 +428,7 @@ static etw_status resolve_keyed(etw_decoder *d, const etw_event *ev, etw_source_
             km->kind = (uint8_t)kind;
             km->w = w;
             km->klen = (uint8_t)klen;
-            memcpy(km->key, key, klen);
+            memcpy(km->key, key, sizeof key);
             *out = s;
             return ETW_OK;
         }
