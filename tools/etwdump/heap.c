@@ -41,20 +41,44 @@
 #define HEAP_KEEP_FREE (64 << 20)
 /* A transparent huge page on x86-64 and arm64 with 4 KiB pages. */
 #define HUGE_PAGE ((uintptr_t)2 << 20)
+/* The spacer block is at least this large: larger than the initial heap's
+ * free top (128 KiB), so that malloc grows the heap for it. */
+#define HEAP_SPACER_MIN ((uintptr_t)256 << 10)
+/* From the end of a block's usable bytes to the end of the next block's
+ * header, at most (glibc: that header is two words and starts one word
+ * before the usable bytes end). */
+#define HEAP_CHUNK_HEADER (2 * sizeof(size_t))
+/* The spacer's request stops this short of the boundary, so that its header
+ * rounding and the free top's header after it stay below the boundary. */
+#define HEAP_SPACER_SLACK 64u
 
 void heap_setup(void) {
     if (!mallopt(M_MMAP_THRESHOLD, HEAP_MMAP_FROM) || !mallopt(M_TRIM_THRESHOLD, HEAP_KEEP_FREE) ||
         !mallopt(M_TOP_PAD, (int)HEAP_RESERVE))
         return;
 #ifdef MADV_HUGEPAGE
-    /* one allocation larger than the initial heap grows it, from the
-     * current break, by the request and the pad */
+    /* malloc's own first block (its per-thread cache) is made by the
+     * first call: after this one the free top starts right after `first` */
+    void *volatile first = malloc(1); /* volatile: kept, not optimized away */
     uintptr_t lo = (uintptr_t)sbrk(0);
-    void *volatile probe = malloc((size_t)1 << 20); /* volatile: the pair is not optimized away */
-    free(probe);
+    if (!first || lo == (uintptr_t)-1) return;
+    uintptr_t top = (uintptr_t)first + malloc_usable_size(first) + HEAP_CHUNK_HEADER;
+    uintptr_t from = (top + HEAP_SPACER_MIN + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+    /* One block fills the heap from there up to a huge-page boundary, below
+     * which the first allocations (the decoder's and the reader's tables)
+     * would otherwise land in small pages. It is never freed nor touched:
+     * malloc writes its header and the free top's, both below the boundary
+     * (address space, no memory). Being larger than the initial heap, it
+     * grows the heap by itself and the pad (M_TOP_PAD). Nothing above the
+     * boundary may be touched before the advice: a 2 MiB range with a small
+     * page in it stays in small pages. */
+    void *volatile spacer = malloc((size_t)(from - top) - HEAP_SPACER_SLACK);
+    if (!spacer) return;
+    uintptr_t after = (uintptr_t)spacer + malloc_usable_size(spacer) + HEAP_CHUNK_HEADER;
+    if (after > from) from += HUGE_PAGE; /* not malloc's layout after all */
     uintptr_t hi = (uintptr_t)sbrk(0);
-    if (lo == (uintptr_t)-1 || hi == (uintptr_t)-1 || hi <= lo) return;
-    uintptr_t from = (lo + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1), to = hi & ~(HUGE_PAGE - 1);
+    if (hi == (uintptr_t)-1 || hi <= from) return;
+    uintptr_t to = hi & ~(HUGE_PAGE - 1);
     if (to > from) (void)madvise((void *)from, to - from, MADV_HUGEPAGE);
 #endif
 }
