@@ -13,7 +13,7 @@
  *   report.c    --report (etw_report.h)
  *   tmfpdb.c    --tmf-from-pdb (etw_pdb_annotations_file)
  *   progress.c  the progress line, Ctrl-C and broken pipes
- *   heap.c      the process's heap, set up before the first allocation
+ *   heap.c      the process's heap, set up once the options are read
  *   main.c      puts them together
  */
 #ifndef ETWDUMP_H
@@ -319,7 +319,7 @@ void progress_tick(progress *p, unsigned long long events, size_t file, const et
 void progress_end(progress *p);
 
 /* heap.c: on Linux with glibc, the heap in transparent huge pages and
- * freed memory kept (fewer page faults); first thing in main. */
+ * freed memory kept (fewer page faults); in main before the inputs open. */
 void heap_setup(void);
 
 /* Ctrl-C and SIGPIPE: install handlers; stop_requested() is 1 after Ctrl-C. */

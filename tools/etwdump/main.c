@@ -164,8 +164,8 @@ unsigned worker_threads(const options *o) {
 
 int main(int argc, char **argv) {
     static options o; /* large (the input and field lists): not on the stack */
-    heap_setup();
     if (!parse_args(argc, argv, &o)) return EXIT_FATAL;
+    heap_setup(); /* after the options: --help and --version touch no huge page */
     if (o.tmf_pdb) return run_tmf_from_pdb(&o);
     signals_install();
     diag_ctx dc = {0};
