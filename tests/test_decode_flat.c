@@ -278,7 +278,45 @@ static void test_bits_and_arrays(void) {
     ETW_CHECK_INT(etw_decode_walk_trailing(&s, &ev, 8, &tr), 0);
 }
 
+/* etw_decode_str_len against a unit-by-unit scan: every payload size up to
+ * 96 bytes (odd ones too), the NUL at every unit or nowhere, the other units
+ * nonzero, UTF-16 ones with a zero byte in a third of them (a unit is NUL
+ * only when both its bytes are); each payload in a block of exactly its
+ * size, so that a read past it is the sanitizers' to see. */
+static void test_str_len(void) {
+    unsigned long cases = 0;
+    for (unsigned unit = 1; unit <= 2; unit++) {
+        for (uint32_t n = 0; n <= 96; n++) {
+            uint32_t units = n / unit;
+            for (uint32_t nul = 0; nul <= units; nul++) { /* nul == units: none */
+                uint8_t *p = malloc(n ? n : 1);
+                ETW_CHECK(p != NULL);
+                for (uint32_t i = 0; i < n; i++)
+                    p[i] = (uint8_t)(unit == 2 && i % 3 == 0 ? 0 : 0x41 + i % 23);
+                if (nul < units) memset(p + nul * unit, 0, unit);
+                uint32_t want = units * unit;
+                int want_found = 0;
+                for (uint32_t u = 0; u < units; u++)
+                    if (!p[u * unit] && (unit == 1 || !p[u * unit + 1])) {
+                        want = u * unit;
+                        want_found = 1;
+                        break;
+                    }
+                ETW_CHECK_INT(want_found, nul < units);
+                int found = -1;
+                uint32_t got = etw_decode_str_len(p, n, unit, &found);
+                ETW_CHECK_INT(got, want);
+                ETW_CHECK_INT(found, want_found);
+                free(p);
+                cases++;
+            }
+        }
+    }
+    printf("  str_len: %lu payloads\n", cases);
+}
+
 int main(void) {
+    ETW_RUN(test_str_len);
     ETW_RUN(test_shapes);
     ETW_RUN(test_bits_and_arrays);
     ETW_RUN(test_every_trace);

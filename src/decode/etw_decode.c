@@ -223,6 +223,17 @@ uint32_t etw_decode_str_len(const uint8_t *p, uint32_t n, unsigned unit, int *fo
             return i + (uint32_t)__builtin_ctz(m);
         }
     }
+    if (i < end && end >= 32) {
+        /* the rest in one turn: the last 32 bytes, which overlap units
+         * already seen to be nonzero (end is even, so the lanes are units) */
+        uint32_t at = end - 32;
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(p + at));
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(p + at + 16));
+        uint32_t m = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi16(a, zero)) |
+                     (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi16(b, zero)) << 16;
+        *found = m != 0;
+        return m ? at + (uint32_t)__builtin_ctz(m) : end;
+    }
 #endif
     /* four units at a time while none of them is NUL: a 16-bit lane of
      * the word is zero exactly when both its bytes are, in either byte
