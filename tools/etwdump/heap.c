@@ -20,8 +20,8 @@
  *     THP "never" nothing changes).
  * Memory beyond the reserve comes as before, in small pages. The first
  * touch of a huge page clears 2 MiB (about 0.1 ms): a run that only prints
- * its usage or version does not set this up. The library
- * does no such thing itself: a process's heap belongs to the program. */
+ * its usage or version does not set this up. The library does no such
+ * thing itself: a process's heap belongs to the program. */
 #if defined(__linux__) && !defined(_DEFAULT_SOURCE)
 #define _DEFAULT_SOURCE /* sbrk, madvise */
 #endif
@@ -60,11 +60,11 @@ void heap_setup(void) {
         !mallopt(M_TOP_PAD, (int)HEAP_RESERVE))
         return;
 #ifdef MADV_HUGEPAGE
-    /* malloc's own first block (its per-thread cache) is made by the
-     * first call: after this one the free top starts right after `first` */
+    /* A small block is carved from the free top (the options freed little):
+     * the top starts right after it. Where malloc took it from elsewhere,
+     * the check after the spacer below finds out. */
     void *volatile first = malloc(1); /* volatile: kept, not optimized away */
-    uintptr_t lo = (uintptr_t)sbrk(0);
-    if (!first || lo == (uintptr_t)-1) return;
+    if (!first) return;
     uintptr_t top = (uintptr_t)first + malloc_usable_size(first) + HEAP_CHUNK_HEADER;
     uintptr_t from = (top + HEAP_SPACER_MIN + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
     /* One block fills the heap from there up to a huge-page boundary, below
@@ -78,7 +78,7 @@ void heap_setup(void) {
     void *volatile spacer = malloc((size_t)(from - top) - HEAP_SPACER_SLACK);
     if (!spacer) return;
     uintptr_t after = (uintptr_t)spacer + malloc_usable_size(spacer) + HEAP_CHUNK_HEADER;
-    if (after > from) from += HUGE_PAGE; /* not malloc's layout after all */
+    if (after > from) from += HUGE_PAGE; /* the top was further up: skip the range it reaches into */
     uintptr_t hi = (uintptr_t)sbrk(0);
     if (hi == (uintptr_t)-1 || hi <= from) return;
     uintptr_t to = hi & ~(HUGE_PAGE - 1);
