@@ -61,7 +61,10 @@ static void test_tree_interning(void) {
     etw_stacktree_free(&t);
 }
 
-/* Run a whole trace through a profile. */
+/* Run a whole trace through a profile. leaf: LEAF_ONLY, and LEAF_IDS to
+ * feed resolved events through etw_profile_add_ids with the decoder's ids. */
+#define LEAF_ONLY 1
+#define LEAF_IDS 2
 static etw_profile *profile_trace_leaf(const char *name, int keep, int no_schema, int leaf, etw_decoder **dec_out) {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", ETW_TEST_DATA_DIR, name);
@@ -80,7 +83,7 @@ static etw_profile *profile_trace_leaf(const char *name, int keep, int no_schema
     memset(&po, 0, sizeof po);
     po.decoder = d;
     po.keep_event_stacks = keep;
-    po.leaf_only = leaf;
+    po.leaf_only = (leaf & LEAF_ONLY) != 0;
     etw_profile *p = NULL;
     ETW_CHECK(etw_profile_new(&p, &po) == ETW_OK);
     const etw_event *ev;
@@ -89,7 +92,14 @@ static etw_profile *profile_trace_leaf(const char *name, int keep, int no_schema
         const etw_schema *s = NULL;
         if (etw_decoder_learns(d, ev, NULL)) etw_decoder_learn(d, ev);
         if (!no_schema) etw_decoder_resolve(d, ev, &s, NULL);
-        etw_status a = etw_profile_add(p, ev, s);
+        etw_status a;
+        if ((leaf & LEAF_IDS) && s && !ev->is_logfile_header) {
+            uint32_t pid, tid;
+            etw_decoder_event_ids(d, ev, s, &pid, &tid);
+            a = etw_profile_add_ids(p, ev, s, pid, tid);
+        } else {
+            a = etw_profile_add(p, ev, s);
+        }
         if (a != ETW_OK) {
             ETW_CHECK_INT(a, ETW_OK);
             break;
@@ -809,8 +819,11 @@ static void test_leaf_only_agrees(void) {
     for (size_t t = 0; t < sizeof traces / sizeof traces[0]; t++) {
         etw_decoder *d1 = NULL, *d2 = NULL;
         etw_profile *full = profile_trace_leaf(traces[t], 0, 0, 0, &d1);
-        etw_profile *leaf = profile_trace_leaf(traces[t], 0, 0, 1, &d2);
-        if (full && leaf) {
+        etw_profile *leaf = profile_trace_leaf(traces[t], 0, 0, LEAF_ONLY, &d2);
+        /* the ids given (as etwdump --stats gives its labels' ids) */
+        etw_decoder *d3 = NULL;
+        etw_profile *given = profile_trace_leaf(traces[t], 0, 0, LEAF_ONLY | LEAF_IDS, &d3);
+        if (full && leaf && given) {
             etw_profile_stats a, b;
             etw_profile_stats_get(full, &a);
             etw_profile_stats_get(leaf, &b);
@@ -819,9 +832,18 @@ static void test_leaf_only_agrees(void) {
             ETW_CHECK_INT(a.stacks_attached, b.stacks_attached);
             ETW_CHECK_INT(a.kernel_completed, b.kernel_completed);
             if (a.samples_with_stack) stacked++;
-            leaf_sum *x = NULL, *y = NULL;
-            size_t nx = leaf_sums(full, &x), ny = leaf_sums(leaf, &y);
+            leaf_sum *x = NULL, *y = NULL, *z = NULL;
+            size_t nx = leaf_sums(full, &x), ny = leaf_sums(leaf, &y), nz = leaf_sums(given, &z);
             ETW_CHECK_INT(nx, ny);
+            ETW_CHECK_INT(ny, nz);
+            for (size_t i = 0; y && z && i < ny && i < nz; i++) {
+                ETW_CHECK_INT(y[i].pid, z[i].pid);
+                ETW_CHECK_INT(y[i].tid, z[i].tid);
+                ETW_CHECK(y[i].address == z[i].address);
+                ETW_CHECK_STR(y[i].label, z[i].label);
+                ETW_CHECK_INT(y[i].count, z[i].count);
+            }
+            free(z);
             ETW_CHECK_INT(ny, etw_profile_sample_count(leaf)); /* already one per innermost frame */
             for (size_t i = 0; x && y && i < nx && i < ny; i++) {
                 ETW_CHECK_INT(x[i].pid, y[i].pid);
@@ -840,8 +862,10 @@ static void test_leaf_only_agrees(void) {
         }
         etw_profile_free(full);
         etw_profile_free(leaf);
+        etw_profile_free(given);
         etw_decoder_free(d1);
         etw_decoder_free(d2);
+        etw_decoder_free(d3);
     }
     ETW_CHECK(stacked >= 1); /* net.4.5.2 at least */
 }

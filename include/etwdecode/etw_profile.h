@@ -169,6 +169,12 @@ void etw_profile_free(etw_profile *p);
  * from etw_decoder_resolve, or NULL). Allocates only when it learns
  * something new (a stack, a frame, an image, a method, a process). */
 etw_status etw_profile_add(etw_profile *p, const etw_event *ev, const etw_schema *s);
+/* etw_profile_add for a caller that has already asked
+ * etw_decoder_event_ids(decoder, ev, s, &pid, &tid) with this profile's
+ * decoder (etw_label does): the same result without asking again. s must
+ * be the schema those ids came from (not NULL: ETW_E_INVALID_ARG). */
+etw_status etw_profile_add_ids(etw_profile *p, const etw_event *ev, const etw_schema *s, uint32_t pid,
+                               uint32_t tid);
 
 /* End of the trace: resolve the stacks that waited for later events, attach
  * or drop what is left, and symbolize every frame. Call once, after the last

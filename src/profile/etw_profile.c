@@ -79,7 +79,9 @@ static int is_idle_sample(const etw_event *ev) {
     return thread == 0 && !non_process;
 }
 
-etw_status etw_profile_add(etw_profile *p, const etw_event *ev, const etw_schema *s) {
+/* etw_profile_add; ids: the event's process and thread ids as
+ * etw_decoder_event_ids gives them for ev and s, or NULL to get them here. */
+static etw_status profile_add(etw_profile *p, const etw_event *ev, const etw_schema *s, const uint32_t *ids) {
     if (!p || !ev) return ETW_E_INVALID_ARG;
     if (p->finished) return ETW_E_INVALID_ARG;
     uint64_t seq = p->stats.events++;
@@ -96,14 +98,20 @@ etw_status etw_profile_add(etw_profile *p, const etw_event *ev, const etw_schema
     if (!kernel && (guid_is(g, G_CLR) || guid_is(g, G_CLR_PRIVATE))) {
         is_clr = 1;
         if ((ev->id == 82 || ev->id == 151) && ev->opcode == 82) {
-            etw_decoder_event_ids(p->opt.decoder, ev, s, &pid, &tid);
+            if (ids) pid = ids[0], tid = ids[1];
+            else etw_decoder_event_ids(p->opt.decoder, ev, s, &pid, &tid);
             return etw_attach_clrstack(p, ev, pid, tid);
         }
     }
     /* the ids of kernel events come from their payloads: the schema is
      * needed (resolved here when the caller did not) */
-    if (!s && kernel) etw_decoder_resolve(p->opt.decoder, ev, &s, NULL);
-    etw_decoder_event_ids(p->opt.decoder, ev, s, &pid, &tid);
+    if (ids) {
+        pid = ids[0];
+        tid = ids[1];
+    } else {
+        if (!s && kernel) etw_decoder_resolve(p->opt.decoder, ev, &s, NULL);
+        etw_decoder_event_ids(p->opt.decoder, ev, s, &pid, &tid);
+    }
 
     etw_ring_ent e;
     memset(&e, 0, sizeof e);
@@ -167,6 +175,17 @@ etw_status etw_profile_add(etw_profile *p, const etw_event *ev, const etw_schema
     else if (!kernel && (ev->id == 1 || ev->id == 15) && guid_is(g, G_KERNEL_PROCESS))
         st = etw_symbols_kernel_process(p, ev, s);
     return st;
+}
+
+etw_status etw_profile_add(etw_profile *p, const etw_event *ev, const etw_schema *s) {
+    return profile_add(p, ev, s, NULL);
+}
+
+etw_status etw_profile_add_ids(etw_profile *p, const etw_event *ev, const etw_schema *s, uint32_t pid,
+                               uint32_t tid) {
+    if (!s) return ETW_E_INVALID_ARG; /* the ids are those of a resolved event */
+    const uint32_t ids[2] = {pid, tid};
+    return profile_add(p, ev, s, ids);
 }
 
 etw_status etw_profile_finish(etw_profile *p) {

@@ -279,12 +279,13 @@ int cpu_summary(session *s, int json, char **text, size_t *len);
 /* profile.c: the same summary without reading the trace again: a profile
  * on s->dec that the single-threaded scan feeds every event it read, in
  * order, right after resolving it (sc: its label's schema) and matching
- * the filter (sel: etw_filter_match's answer). cpu_feed_new and
+ * the filter (sel: etw_filter_match's answer; ids: the label's pid and
+ * tid when the label has them for sc, else NULL). cpu_feed_new and
  * cpu_feed_summary return EXIT_CLEAN or the failure (reported);
  * cpu_feed_add 0 when out of memory (not reported). */
 typedef struct cpu_feed cpu_feed;
 int cpu_feed_new(session *s, cpu_feed **out);
-int cpu_feed_add(cpu_feed *f, const etw_event *ev, const etw_schema *sc, int sel);
+int cpu_feed_add(cpu_feed *f, const etw_event *ev, const etw_schema *sc, int sel, const uint32_t *ids);
 int cpu_feed_summary(cpu_feed *f, int json, char **text, size_t *len);
 void cpu_feed_free(cpu_feed *f);
 

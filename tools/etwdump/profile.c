@@ -611,8 +611,9 @@ int cpu_feed_new(session *s, cpu_feed **out) {
     return EXIT_CLEAN;
 }
 
-int cpu_feed_add(cpu_feed *f, const etw_event *ev, const etw_schema *sc, int sel) {
+int cpu_feed_add(cpu_feed *f, const etw_event *ev, const etw_schema *sc, int sel, const uint32_t *ids) {
     f->sel = sel;
+    if (ids && sc && !ev->is_logfile_header) return etw_profile_add_ids(f->p, ev, sc, ids[0], ids[1]) == ETW_OK;
     return etw_profile_add(f->p, ev, ev->is_logfile_header ? NULL : sc) == ETW_OK;
 }
 

@@ -103,7 +103,7 @@ static int scan(session *s, summary *sm) {
                 rc = EXIT_FATAL;
                 break;
             }
-            if (hh.have && !cpu_feed_add(sm->cpu, &hh.ev, NULL, hh.sel)) {
+            if (hh.have && !cpu_feed_add(sm->cpu, &hh.ev, NULL, hh.sel, NULL)) {
                 fprintf(stderr, "etwdump: out of memory\n");
                 rc = EXIT_FATAL;
                 break;
@@ -129,7 +129,11 @@ static int scan(session *s, summary *sm) {
             sel = etw_filter_match(s->filter, s->dec, ev, &l);
             if (sel >= 0 && sm->stats) st = etw_stats_observe(sm->stats, s->dec, ev, &l);
         }
-        if (sel >= 0 && st == ETW_OK && sm->cpu && !cpu_feed_add(sm->cpu, ev, l.schema, sel)) st = ETW_E_NOMEM;
+        if (sel >= 0 && st == ETW_OK && sm->cpu) {
+            /* etw_stats_take's label always has the event's ids */
+            const uint32_t ids[2] = {l.pid, l.tid};
+            if (!cpu_feed_add(sm->cpu, ev, l.schema, sel, take ? ids : NULL)) st = ETW_E_NOMEM;
+        }
         if (sel >= 0 && st == ETW_OK && ahead && read == 1 && ev->is_logfile_header && !hold_header(&hh, ev, sel))
             st = ETW_E_NOMEM;
         if (sel < 0 || st != ETW_OK) {
