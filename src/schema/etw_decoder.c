@@ -960,12 +960,19 @@ etw_status etw_decoder_learn_early(etw_decoder *d, const etw_event *ev, int *sta
     if (!d || !ev) return ETW_E_INVALID_ARG;
     if (!learn_metadata(d, ev)) return etw_decoder_learn(d, ev);
     uint8_t key[ETW_DESCRIPTOR_KEY_SIZE];
-    if (stale && etw_metadata_added_key(d->meta, key)) {
+    int answered = 0;
+    if (etw_metadata_added_key(d->meta, key)) {
         uint32_t b = outranked_bit(key);
-        *stale = (d->outranked[b / 64] >> (b % 64)) & 1u;
+        answered = (d->outranked[b / 64] >> (b % 64)) & 1u;
     }
+    if (stale) *stale = answered;
     d->stats.metadata_events = etw_metadata_event_count(d->meta);
-    metadata_learned(d);
+    /* The answers already given change only for the new key, and only
+     * where a source the record outranks (or none) gave them: then they
+     * are asked again. A key nobody asked for, or a map record, changes
+     * none - forgetting every built-in schema then would copy each again
+     * (one copy per record, under new schema ids, for nothing). */
+    if (answered) metadata_learned(d);
     return ETW_OK;
 }
 
