@@ -683,6 +683,26 @@ with tempfile.TemporaryDirectory() as tmp:
         check(len(lines) == len(set(lines)), "--stats -j 1 %s: each problem said once: %r" % (name, lines))
     check("record skipped" in run("--stats", "-j", "1", bad)[2], "--stats -j 1: the damaged record is said")
 
+    # --report, --profile and --schemas go without the pre-scan the same
+    # way (ahead.c); -n, even past the end, keeps the pre-scan: both give
+    # the same bytes (--schemas: the same schemas, none twice under a new
+    # id), and each problem is said once (the damaged record: held, then
+    # the run again)
+    for path in (os.path.join(DATA, "ShutdownPerfDiagLogger.etl"), os.path.join(DATA, "net.4.5.2.x64.etl"), bad):
+        name = os.path.basename(path)
+        for what in (("--report", "processes"), ("--report", "gc"), ("--report", "cpu"), ("--profile", "folded"),
+                     ("--schemas",)):
+            once = run(*what, path)
+            pre = run(*what, "-n", "1000000000", path)
+            # (no CPU sample in two of them: an empty profile)
+            check(once == pre and (once[1] or what[0] == "--profile" and "net" not in name),
+                  "%s %s: as with the pre-scan (rc %d/%d)"
+                  % (" ".join(what), name, once[0], pre[0]))
+            lines = once[2].splitlines()
+            check(len(lines) == len(set(lines)), "%s %s: each problem said once: %r" % (" ".join(what), name, lines))
+    rc, _, err = run("--report", "gc", bad)
+    check(rc == 1 and "record skipped" in err, "--report: the damaged record is said, exit 1 (got %d)" % rc)
+
 # --- errors --------------------------------------------------------------------
 rc, out, err = run(os.path.join(DATA, "no-such-file.etl"))
 check(rc == 2 and "cannot read" in err and out == "", "missing file: exit %d, %r" % (rc, err))

@@ -154,11 +154,43 @@ typedef struct session {
     int cut_short;       /* the run stopped before the end (-n reached, a closed pipe) */
     int saw_stacks;      /* --stats: a StackWalk event was read (CPU samples by module follow) */
     int stacks_ahead;    /* --stats -j 1: the pre-scan met a StackWalk event (or did not look) */
-    int no_prescan;      /* --stats -j 1: the decoder was made without the pre-scan (run_stats) */
+    int no_prescan;      /* --stats -j 1, --report: the decoder was made without the pre-scan (ahead.c) */
     int rescan;          /* ... and the scan met what the pre-scan changes: made again with it */
     metadata_kept metadata; /* --stats -j N: the MetaData records the run read */
     field_check *fields_seen; /* --fields: the names the selected events had (NULL: none) */
 } session;
+
+/* main.c: 1 when the run met damaged data - the decoder's problems (not
+ * the manifests': told, never counted) or records a reader skipped - for
+ * exit status 1 (EXIT_SKIPPED) at the end of a clean run. */
+int run_problems(const session *s);
+
+/* ahead.c: a one-thread run over one file without the pre-scan, learning
+ * the MetaData records as their buffers load. ahead_start watches the
+ * file (with stacks: the StackWalk records too, until the first one, which
+ * sets a->stacks) and holds the decoder's problems (diag_ctx.hold);
+ * ahead_metadata_only stops watching for stacks; ahead_stop ends both.
+ * ahead_missed: 1 when ev (each event read, in order) shows that the run
+ * may differ from one with the pre-scan - a problem held, a record learned
+ * too late, out of memory, or a MetaData record not seen ahead - and is to
+ * be made again with it. */
+typedef struct ahead {
+    etw_reader *r;     /* the file watched; NULL: none (several files) */
+    etw_decoder *dec;
+    uint64_t learned;  /* MetaData records learned ahead */
+    uint64_t met;      /* MetaData records met in order */
+    int stale, nomem;  /* a record came too late; out of memory */
+    int stacks;        /* a StackWalk record was loaded */
+} ahead;
+void ahead_start(ahead *a, session *s, int stacks);
+void ahead_metadata_only(ahead *a);
+void ahead_stop(ahead *a, session *s);
+int ahead_missed(ahead *a, const session *s, const etw_event *ev);
+/* ahead.c: after ahead_missed, the session made again as before it: the
+ * files from their start, a new filter, a new decoder that pre-scanned
+ * (stacks: set when the pre-scan met a StackWalk event; may be NULL).
+ * EXIT_CLEAN, or the failure (reported). */
+int session_again(session *s, int *stacks);
 
 /* options.c: the command line. Returns 1 when o is filled, 0 on a usage error
  * (already reported); --help and --version print and exit. */

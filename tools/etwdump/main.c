@@ -92,6 +92,15 @@ int setup_decoder_ex(const options *o, etw_multi *m, diag_ctx *dc, int prescan, 
     return rc;
 }
 
+int run_problems(const session *s) {
+    /* no decoder of its own (--stats -j N): the pipeline's, said by it */
+    const etw_decoder_stats *ds = s->dec ? etw_decoder_stats_get(s->dec) : NULL;
+    int problems = ds ? ds->problems - ds->manifest_problems != 0 : s->par_problems; /* manifests: told, not counted */
+    for (size_t i = 0; i < etw_multi_count(s->m); i++)
+        if (etw_reader_stats_get(etw_multi_reader(s->m, i))->problems) problems = 1;
+    return problems;
+}
+
 /* The shared schema sources of every decoder: --windows images and the
  * --tmf messages. */
 void add_windows(const options *o, etw_decoder *dec) {
@@ -215,11 +224,12 @@ int main(int argc, char **argv) {
     int parallel = parallel_run(&o, m);
     /* the pipeline makes its own decoders and filters, one per thread */
     /* --stats: whether the trace has stacks is known before the scan; on
-     * one thread without -n and the options whose sources load lazily, the
-     * scan goes without the pre-scan first (run_stats) */
+     * one thread without -n and the options whose sources load lazily,
+     * --stats, --report, --profile and --schemas go without the pre-scan
+     * first (ahead.c) */
     int stacks = 1;
-    int no_prescan = o.stats && !parallel && !o.max_events && !o.nmanifests && !o.nwindows && !o.ntmf &&
-                     !o.nsymbols;
+    int no_prescan = (o.stats || o.report || o.profile || o.schemas) && !parallel && !o.max_events &&
+                     !o.nmanifests && !o.nwindows && !o.ntmf && !o.nsymbols;
     int rc = EXIT_CLEAN;
     if (etw_builtins_new(&dc.builtins, NULL) != ETW_OK) {
         fprintf(stderr, "etwdump: out of memory\n");

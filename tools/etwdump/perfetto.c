@@ -85,12 +85,6 @@ int run_perfetto(session *s) {
     stack_source_free(src);
     etw_decoder_finish(s->dec);
     if (stop_requested() && rc == EXIT_CLEAN) rc = EXIT_INTERRUPTED;
-    if (rc == EXIT_CLEAN) {
-        const etw_decoder_stats *ds = etw_decoder_stats_get(s->dec);
-        int problems = ds->problems - ds->manifest_problems != 0; /* manifests: told, not counted */
-        for (size_t i = 0; i < etw_multi_count(s->m); i++)
-            if (etw_reader_stats_get(etw_multi_reader(s->m, i))->problems) problems = 1;
-        if (problems) rc = EXIT_SKIPPED;
-    }
+    if (rc == EXIT_CLEAN && run_problems(s)) rc = EXIT_SKIPPED;
     return rc;
 }

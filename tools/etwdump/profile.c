@@ -61,28 +61,10 @@ static int has_event_option(const options *o) {
     return 0;
 }
 
-/* Problems of the run, as run_events counts them. */
-static int run_problems(session *s) {
-    const etw_decoder_stats *ds = etw_decoder_stats_get(s->dec);
-    int problems = ds->problems - ds->manifest_problems != 0;
-    for (size_t i = 0; i < etw_multi_count(s->m); i++)
-        if (etw_reader_stats_get(etw_multi_reader(s->m, i))->problems) problems = 1;
-    return problems;
-}
-
-int run_profile(session *s) {
-    const options *o = s->o;
-    pick_ctx pk = {s, has_event_option(o), 0};
-    etw_profile_options po;
-    profile_options_init(s, s->dec, &po);
-    /* no selection: the profile's own CPU samples (the same rule) */
-    if (pk.by_event || !etw_filter_is_empty(s->filter)) {
-        po.is_sample = pick;
-        po.sample_ctx = &pk;
-    }
-    etw_profile *p;
-    if (etw_profile_new(&p, &po) != ETW_OK) return out_of_memory();
-    progress *pg = progress_start(o, s->m, input_bytes(s->m));
+/* One pass over the events into p; with a: without the pre-scan, stopping
+ * (s->rescan) where ahead_missed says the run may differ from one with it. */
+static int profile_pass(session *s, etw_profile *p, const pick_ctx *pk, ahead *a) {
+    progress *pg = progress_start(s->o, s->m, input_bytes(s->m));
     etw_event ev;
     size_t file;
     unsigned long long read = 0;
@@ -93,15 +75,57 @@ int run_profile(session *s) {
             rc = EXIT_INTERRUPTED;
             break;
         }
+        if (a && ahead_missed(a, s, &ev)) {
+            s->rescan = 1;
+            break;
+        }
         const etw_schema *sc = NULL;
         if (!ev.is_logfile_header) etw_decoder_resolve(s->dec, &ev, &sc, NULL);
-        if (etw_profile_add(p, &ev, sc) != ETW_OK || pk.oom) {
+        if (etw_profile_add(p, &ev, sc) != ETW_OK || pk->oom) {
             rc = out_of_memory();
             break;
         }
     }
     progress_end(pg);
-    etw_decoder_finish(s->dec);
+    if (!s->rescan) etw_decoder_finish(s->dec);
+    if (a && s->dc->held) s->rescan = 1; /* a problem held, up to the end */
+    return rc;
+}
+
+static int profile_new(session *s, pick_ctx *pk, etw_profile **out) {
+    etw_profile_options po;
+    profile_options_init(s, s->dec, &po);
+    /* no selection: the profile's own CPU samples (the same rule) */
+    if (pk->by_event || !etw_filter_is_empty(s->filter)) {
+        po.is_sample = pick;
+        po.sample_ctx = pk;
+    }
+    if (etw_profile_new(out, &po) != ETW_OK) return out_of_memory();
+    return EXIT_CLEAN;
+}
+
+int run_profile(session *s) {
+    const options *o = s->o;
+    pick_ctx pk = {s, has_event_option(o), 0};
+    etw_profile *p = NULL;
+    if (profile_new(s, &pk, &p) == EXIT_FATAL) return EXIT_FATAL;
+    int rc;
+    if (s->no_prescan) {
+        ahead a;
+        ahead_start(&a, s, 0);
+        rc = profile_pass(s, p, &pk, &a);
+        ahead_stop(&a, s);
+        if (s->rescan && rc != EXIT_FATAL && rc != EXIT_INTERRUPTED) {
+            /* made again as before: the pre-scan, a new filter, profile */
+            etw_profile_free(p);
+            p = NULL;
+            rc = session_again(s, NULL);
+            if (rc != EXIT_FATAL) rc = profile_new(s, &pk, &p);
+            if (rc != EXIT_FATAL) rc = profile_pass(s, p, &pk, NULL);
+        }
+    } else {
+        rc = profile_pass(s, p, &pk, NULL);
+    }
     if (rc == EXIT_CLEAN && etw_profile_finish(p) != ETW_OK) rc = out_of_memory();
     if (rc == EXIT_CLEAN) {
         errno = 0;

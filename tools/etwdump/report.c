@@ -10,31 +10,10 @@ static etw_status out_write(void *ctx, const char *data, size_t len) {
     return w == 0 ? ETW_OK : ETW_E_IO;
 }
 
-int run_report(session *s) {
+/* One pass over the events into r; with a: without the pre-scan, stopping
+ * (s->rescan) where ahead_missed says the run may differ from one with it. */
+static int report_pass(session *s, etw_report *r, ahead *a) {
     const options *o = s->o;
-    etw_report_format fmt = ETW_REPORT_TEXT;
-    if (o->format_given) {
-        if (o->format == ETW_RENDER_JSON) fmt = ETW_REPORT_JSON;
-        else if (o->format == ETW_RENDER_CSV) fmt = ETW_REPORT_CSV;
-        else if (o->format != ETW_RENDER_TEXT) {
-            fprintf(stderr, "etwdump: --report writes text, json or csv\n");
-            return EXIT_FATAL;
-        }
-    }
-    etw_report_options ro;
-    memset(&ro, 0, sizeof ro);
-    ro.decoder = s->dec;
-    ro.origin = s->origin;
-    ro.perf_freq = etw_multi_count(s->m) ? etw_reader_logfile(etw_multi_reader(s->m, 0))->perf_freq : 0;
-    ro.symbol_paths = o->nsymbols ? o->symbols : NULL;
-    ro.nsymbol_paths = (size_t)o->nsymbols;
-    ro.on_diag = on_decoder_diag;
-    ro.diag_ctx = s->dc;
-    etw_report *r = NULL;
-    if (etw_report_new(&r, o->report_kind, &ro) != ETW_OK) {
-        fprintf(stderr, "etwdump: out of memory\n");
-        return EXIT_FATAL;
-    }
     progress *pg = progress_start(o, s->m, input_bytes(s->m));
     etw_event ev;
     size_t file;
@@ -45,6 +24,10 @@ int run_report(session *s) {
         progress_tick(pg, ++read, file, &ev);
         if (stop_requested()) {
             rc = EXIT_INTERRUPTED;
+            break;
+        }
+        if (a && ahead_missed(a, s, &ev)) {
+            s->rescan = 1;
             break;
         }
         int sel = etw_filter_match(s->filter, s->dec, &ev, &l);
@@ -64,8 +47,60 @@ int run_report(session *s) {
         }
     }
     progress_end(pg);
-    etw_decoder_finish(s->dec);
-    if (rc == EXIT_CLEAN || rc == EXIT_INTERRUPTED) {
+    if (!s->rescan) etw_decoder_finish(s->dec);
+    if (a && s->dc->held) s->rescan = 1; /* a problem held, up to the end */
+    return rc;
+}
+
+static int report_new(session *s, etw_report **out) {
+    const options *o = s->o;
+    etw_report_options ro;
+    memset(&ro, 0, sizeof ro);
+    ro.decoder = s->dec;
+    ro.origin = s->origin;
+    ro.perf_freq = etw_multi_count(s->m) ? etw_reader_logfile(etw_multi_reader(s->m, 0))->perf_freq : 0;
+    ro.symbol_paths = o->nsymbols ? o->symbols : NULL;
+    ro.nsymbol_paths = (size_t)o->nsymbols;
+    ro.on_diag = on_decoder_diag;
+    ro.diag_ctx = s->dc;
+    if (etw_report_new(out, o->report_kind, &ro) != ETW_OK) {
+        fprintf(stderr, "etwdump: out of memory\n");
+        return EXIT_FATAL;
+    }
+    return EXIT_CLEAN;
+}
+
+int run_report(session *s) {
+    const options *o = s->o;
+    etw_report_format fmt = ETW_REPORT_TEXT;
+    if (o->format_given) {
+        if (o->format == ETW_RENDER_JSON) fmt = ETW_REPORT_JSON;
+        else if (o->format == ETW_RENDER_CSV) fmt = ETW_REPORT_CSV;
+        else if (o->format != ETW_RENDER_TEXT) {
+            fprintf(stderr, "etwdump: --report writes text, json or csv\n");
+            return EXIT_FATAL;
+        }
+    }
+    etw_report *r = NULL;
+    int rc = report_new(s, &r);
+    if (rc == EXIT_FATAL) return rc;
+    if (s->no_prescan) {
+        ahead a;
+        ahead_start(&a, s, 0);
+        rc = report_pass(s, r, &a);
+        ahead_stop(&a, s);
+        if (s->rescan && rc != EXIT_FATAL && rc != EXIT_INTERRUPTED) {
+            /* made again as before: the pre-scan, a new filter, report */
+            etw_report_free(r);
+            r = NULL;
+            rc = session_again(s, NULL);
+            if (rc != EXIT_FATAL) rc = report_new(s, &r);
+            if (rc != EXIT_FATAL) rc = report_pass(s, r, NULL);
+        }
+    } else {
+        rc = report_pass(s, r, NULL);
+    }
+    if (r && (rc == EXIT_CLEAN || rc == EXIT_INTERRUPTED)) {
         etw_status st = etw_report_write(r, fmt, out_write, s->out);
         if (st != ETW_OK && st != ETW_E_IO) {
             fprintf(stderr, "etwdump: --report %s: %s\n", etw_report_kind_name(o->report_kind), etw_strerror(st));
@@ -75,5 +110,6 @@ int run_report(session *s) {
         }
     }
     etw_report_free(r);
+    if (rc == EXIT_CLEAN && run_problems(s)) rc = EXIT_SKIPPED;
     return rc;
 }

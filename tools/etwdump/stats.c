@@ -9,49 +9,13 @@
 
 #include "etwdump.h"
 
-/* --stats -j 1 without the pre-scan, one file: what the pre-scan would
- * learn, found as the reader loads each buffer (etw_reader_watch), before
- * any of that buffer's events is counted: the MetaData records are learned
- * then (etw_decoder_learn_early), and a StackWalk record in the first
- * buffers of the processors starts the CPU profile with the first event.
- * Merged metadata sits next to the first event it describes, in the same
- * processor's buffer, so it comes in time; where it did not (a key already
- * answered without it) or a stack shows up later, the count is made again
- * with the pre-scan, as before. */
-typedef struct early {
-    etw_reader *r;
-    etw_decoder *dec;
-    uint64_t learned;  /* MetaData records learned ahead */
-    int stale, nomem;  /* a record came too late; out of memory */
-    int stacks;        /* a StackWalk record was loaded */
-} early;
-
 typedef struct summary {
     etw_stats *stats;     /* --stats */
     etw_schemas *schemas; /* --schemas */
+    int want_schemas;     /* --schemas (scan_again makes schemas, not stats) */
     cpu_feed *cpu;        /* --stats -j 1 without -n: the CPU samples, in the same pass */
-    early *ahead;         /* --stats -j 1 without the pre-scan, one file: watching */
+    ahead *ahead;         /* --stats -j 1, --schemas: without the pre-scan (ahead.c) */
 } summary;
-
-static const etw_guid watched[] = {
-    {METADATA_PROVIDER_DATA1, 0x6cd1, 0x48c4, {0x80, 0xff, 0x83, 0x94, 0x82, 0xe3, 0x76, 0x71}},
-    {0xdef2fe46, 0x7bd6, 0x4b80, {0xbd, 0x94, 0xf5, 0x7f, 0xe2, 0x0d, 0x0c, 0xe3}}, /* StackWalk */
-};
-
-static void on_watched(void *ctx, const etw_event *ev) {
-    early *e = ctx;
-    if (has_stacks(ev)) {
-        e->stacks = 1;
-        etw_reader_watch(e->r, watched, 1, on_watched, e); /* the MetaData records only, from now on */
-        return;
-    }
-    if (etw_decoder_learn_kind(e->dec, ev) != ETW_LEARN_AHEAD) return;
-    int stale = 0;
-    if (etw_decoder_learn_early(e->dec, ev, &stale) == ETW_E_NOMEM) e->nomem = 1;
-    e->learned++;
-    e->stale |= stale;
-}
-
 
 /* The log-file header record kept until the CPU profile can start. */
 typedef struct held_header {
@@ -83,8 +47,8 @@ static int scan(session *s, summary *sm) {
     unsigned long long n = 0, read = 0;
     int rc = EXIT_CLEAN;
     static etw_label l; /* large: not on the stack of every call */
-    early *ahead = sm->ahead;
-    uint64_t met = 0; /* MetaData records met in order */
+    ahead *ah = sm->ahead;
+    int watching = ah && ah->r; /* one file: its buffers watched */
     int take = sm->stats && s->dec && etw_filter_is_empty(s->filter) && !o->no_manifest_events;
     held_header hh = {0};
     while (etw_multi_next_ref(s->m, &ev, &file) == ETW_OK) {
@@ -96,9 +60,8 @@ static int scan(session *s, summary *sm) {
         /* watched: the first buffers of every processor are loaded with the
          * first event after the log-file header; stacks there start the
          * CPU profile now, with the header it has not seen */
-        if (ahead && read == 2)
-            etw_reader_watch(ahead->r, watched, 1, on_watched, ahead); /* later stacks: counted again */
-        if (ahead && read == 2 && ahead->stacks && !sm->cpu && !o->max_events) {
+        if (watching && read == 2) ahead_metadata_only(ah); /* later stacks: counted again */
+        if (watching && read == 2 && ah->stacks && !sm->cpu && !o->max_events) {
             if (cpu_feed_new(s, &sm->cpu) == EXIT_FATAL) {
                 rc = EXIT_FATAL;
                 break;
@@ -112,10 +75,7 @@ static int scan(session *s, summary *sm) {
         /* without the pre-scan: a problem said, a StackWalk event before
          * the CPU samples are fed, or a MetaData record not learned ahead
          * in time, and the run is made again with it (run_stats) */
-        if (s->no_prescan &&
-            (s->dc->held || (has_stacks(ev) && !sm->cpu) || (ahead && (ahead->stale || ahead->nomem)) ||
-             (ev->provider.data1 == METADATA_PROVIDER_DATA1 &&
-              etw_decoder_learn_kind(s->dec, ev) == ETW_LEARN_AHEAD && (!ahead || ++met > ahead->learned)))) {
+        if (ah && ((sm->stats && has_stacks(ev) && !sm->cpu) || ahead_missed(ah, s, ev))) {
             s->rescan = 1;
             break;
         }
@@ -134,7 +94,7 @@ static int scan(session *s, summary *sm) {
             const uint32_t ids[2] = {l.pid, l.tid};
             if (!cpu_feed_add(sm->cpu, ev, l.schema, sel, take ? ids : NULL)) st = ETW_E_NOMEM;
         }
-        if (sel >= 0 && st == ETW_OK && ahead && read == 1 && ev->is_logfile_header && !hold_header(&hh, ev, sel))
+        if (sel >= 0 && st == ETW_OK && watching && read == 1 && ev->is_logfile_header && !hold_header(&hh, ev, sel))
             st = ETW_E_NOMEM;
         if (sel < 0 || st != ETW_OK) {
             fprintf(stderr, "etwdump: out of memory\n");
@@ -168,28 +128,18 @@ static int scan(session *s, summary *sm) {
  * problems said this time), and for a -j N count whose tables reached
  * their bounds (mute: the problems were told the first time). */
 static int scan_again(session *s, summary *sm, int mute) {
-    s->dc->hold = 0;
-    s->dc->held = 0;
-    s->no_prescan = 0;
-    s->rescan = 0;
     s->saw_stacks = 0;
-    s->cut_short = 0;
     etw_stats_free(sm->stats);
     sm->stats = NULL;
-    etw_decoder_free(s->dec);
-    s->dec = NULL;
-    /* the filter too: it notes what it met by the decoder's schema ids */
-    etw_filter_free(s->filter);
-    s->filter = build_filter(s->o);
-    if (!s->filter) return EXIT_FATAL;
-    etw_filter_set_origin(s->filter, s->origin);
-    int stacks = 0;
-    int rc = etw_multi_rewind(s->m) == ETW_OK && etw_stats_new(&sm->stats, NULL) == ETW_OK
-                 ? setup_decoder_ex(s->o, s->m, s->dc, 1, &stacks, &s->dec)
-                 : EXIT_FATAL;
-    s->stacks_ahead = stacks;
+    etw_schemas_free(sm->schemas);
+    sm->schemas = NULL;
     cpu_feed_free(sm->cpu);
     sm->cpu = NULL;
+    int stacks = 0;
+    int rc = (sm->want_schemas ? etw_schemas_new(&sm->schemas, NULL) : etw_stats_new(&sm->stats, NULL)) == ETW_OK
+                 ? session_again(s, sm->want_schemas ? NULL : &stacks)
+                 : EXIT_FATAL;
+    s->stacks_ahead = stacks;
     if (rc != EXIT_FATAL && s->stacks_ahead && !s->o->max_events && cpu_feed_new(s, &sm->cpu) == EXIT_FATAL)
         rc = EXIT_FATAL;
     s->dc->muted = mute; /* the pre-scan unmutes when it ends */
@@ -491,14 +441,7 @@ static int finish(session *s, int rc, const char *text, size_t len, int newline)
     int w = write_out(s->out, text, len);
     if (w == 0 && newline) w = write_out(s->out, "\n", 1);
     if (w < 0) return EXIT_FATAL;
-    if (rc == EXIT_CLEAN) {
-        /* no decoder of our own: the pipeline's said (scan_parallel) */
-        const etw_decoder_stats *ds = s->dec ? etw_decoder_stats_get(s->dec) : NULL;
-        int problems = ds ? ds->problems - ds->manifest_problems != 0 : s->par_problems;
-        for (size_t i = 0; i < etw_multi_count(s->m); i++)
-            if (etw_reader_stats_get(etw_multi_reader(s->m, i))->problems) problems = 1;
-        if (problems) rc = EXIT_SKIPPED;
-    }
+    if (rc == EXIT_CLEAN && run_problems(s)) rc = EXIT_SKIPPED;
     return rc;
 }
 
@@ -512,19 +455,14 @@ int run_stats(session *s) {
     /* on one thread the scan feeds the CPU profile too (used when the trace
      * has stacks; not with -n: the counts stop there) */
     int rc = s->dec && s->stacks_ahead && !s->o->max_events ? cpu_feed_new(s, &sm.cpu) : EXIT_CLEAN;
-    s->dc->hold = s->no_prescan;
-    early ahead = {0};
-    etw_reader *r1 = s->dec && s->no_prescan && etw_multi_count(s->m) == 1 ? etw_multi_reader(s->m, 0) : NULL;
-    if (r1) {
-        ahead.r = r1;
-        ahead.dec = s->dec;
-        if (etw_reader_watch(r1, watched, sizeof watched / sizeof watched[0], on_watched, &ahead) == ETW_OK)
-            sm.ahead = &ahead;
+    ahead ah;
+    if (s->dec && s->no_prescan) {
+        ahead_start(&ah, s, 1);
+        sm.ahead = &ah;
     }
     if (rc == EXIT_CLEAN) rc = s->dec ? scan(s, &sm) : scan_parallel(s, sm.stats);
-    if (sm.ahead) etw_reader_watch(r1, NULL, 0, NULL, NULL);
+    if (sm.ahead) ahead_stop(&ah, s);
     sm.ahead = NULL;
-    s->dc->hold = 0;
     if (s->rescan && rc != EXIT_FATAL && rc != EXIT_INTERRUPTED) rc = scan_again(s, &sm, 0);
     if (rc == EXIT_FATAL && !sm.stats) {
         fprintf(stderr, "etwdump: out of memory\n");
@@ -612,11 +550,24 @@ int run_stats(session *s) {
 
 int run_schemas(session *s) {
     summary sm = {0};
+    sm.want_schemas = 1;
     if (etw_schemas_new(&sm.schemas, NULL) != ETW_OK) {
         fprintf(stderr, "etwdump: out of memory\n");
         return EXIT_FATAL;
     }
+    ahead ah;
+    if (s->no_prescan) {
+        ahead_start(&ah, s, 0);
+        sm.ahead = &ah;
+    }
     int rc = scan(s, &sm);
+    if (sm.ahead) ahead_stop(&ah, s);
+    sm.ahead = NULL;
+    if (s->rescan && rc != EXIT_FATAL && rc != EXIT_INTERRUPTED) rc = scan_again(s, &sm, 0);
+    if (rc == EXIT_FATAL && !sm.schemas) {
+        fprintf(stderr, "etwdump: out of memory\n");
+        return EXIT_FATAL;
+    }
     const char *text = "";
     size_t len = 0;
     if (rc != EXIT_FATAL && etw_schemas_json(sm.schemas, &text, &len) != ETW_OK) {
