@@ -151,6 +151,22 @@ static int scan_again(session *s, summary *sm, int mute) {
     return rc;
 }
 
+/* scan, without the pre-scan when the session's decoder was made without
+ * it (ahead.c; stacks: watch for StackWalk records too, for the CPU
+ * summary), and from the start with it when that pass says so. */
+static int scan_ahead(session *s, summary *sm, int stacks) {
+    ahead ah;
+    if (s->no_prescan) {
+        ahead_start(&ah, s, stacks);
+        sm->ahead = &ah;
+    }
+    int rc = scan(s, sm);
+    if (sm->ahead) ahead_stop(&ah, s);
+    sm->ahead = NULL;
+    if (s->rescan && rc != EXIT_FATAL && rc != EXIT_INTERRUPTED) rc = scan_again(s, sm, 0);
+    return rc;
+}
+
 /* --- MetaData records kept -------------------------------------------------- */
 
 /* Past this many bytes, or METADATA_KEEP_RECORDS records, the later
@@ -455,15 +471,7 @@ int run_stats(session *s) {
     /* on one thread the scan feeds the CPU profile too (used when the trace
      * has stacks; not with -n: the counts stop there) */
     int rc = s->dec && s->stacks_ahead && !s->o->max_events ? cpu_feed_new(s, &sm.cpu) : EXIT_CLEAN;
-    ahead ah;
-    if (s->dec && s->no_prescan) {
-        ahead_start(&ah, s, 1);
-        sm.ahead = &ah;
-    }
-    if (rc == EXIT_CLEAN) rc = s->dec ? scan(s, &sm) : scan_parallel(s, sm.stats);
-    if (sm.ahead) ahead_stop(&ah, s);
-    sm.ahead = NULL;
-    if (s->rescan && rc != EXIT_FATAL && rc != EXIT_INTERRUPTED) rc = scan_again(s, &sm, 0);
+    if (rc == EXIT_CLEAN) rc = s->dec ? scan_ahead(s, &sm, 1) : scan_parallel(s, sm.stats);
     if (rc == EXIT_FATAL && !sm.stats) {
         fprintf(stderr, "etwdump: out of memory\n");
         return EXIT_FATAL;
@@ -555,15 +563,7 @@ int run_schemas(session *s) {
         fprintf(stderr, "etwdump: out of memory\n");
         return EXIT_FATAL;
     }
-    ahead ah;
-    if (s->no_prescan) {
-        ahead_start(&ah, s, 0);
-        sm.ahead = &ah;
-    }
-    int rc = scan(s, &sm);
-    if (sm.ahead) ahead_stop(&ah, s);
-    sm.ahead = NULL;
-    if (s->rescan && rc != EXIT_FATAL && rc != EXIT_INTERRUPTED) rc = scan_again(s, &sm, 0);
+    int rc = scan_ahead(s, &sm, 0);
     if (rc == EXIT_FATAL && !sm.schemas) {
         fprintf(stderr, "etwdump: out of memory\n");
         return EXIT_FATAL;
