@@ -691,17 +691,21 @@ with tempfile.TemporaryDirectory() as tmp:
     for path in (os.path.join(DATA, "ShutdownPerfDiagLogger.etl"), os.path.join(DATA, "net.4.5.2.x64.etl"), bad):
         name = os.path.basename(path)
         for what in (("--report", "processes"), ("--report", "gc"), ("--report", "cpu"), ("--profile", "folded"),
-                     ("--schemas",)):
+                     ("--schemas",), ("--stacks", "--event", "PerfInfo/Sample"),
+                     ("--stacks", "--provider", "Microsoft-Windows-Kernel-File")):  # named by MetaData records
             once = run(*what, path)
             pre = run(*what, "-n", "1000000000", path)
             # (no CPU sample in two of them: an empty profile)
-            check(once == pre and (once[1] or what[0] == "--profile" and "net" not in name),
+            check(once == pre and (once[1] or what[0] in ("--profile", "--stacks") and "net" not in name),
                   "%s %s: as with the pre-scan (rc %d/%d)"
                   % (" ".join(what), name, once[0], pre[0]))
             lines = once[2].splitlines()
             check(len(lines) == len(set(lines)), "%s %s: each problem said once: %r" % (" ".join(what), name, lines))
     rc, _, err = run("--report", "gc", bad)
     check(rc == 1 and "record skipped" in err, "--report: the damaged record is said, exit 1 (got %d)" % rc)
+    # --stacks over two files (its first pass pre-scans): said once too
+    rc, _, err = run("--stacks", os.path.join(DATA, "gcevents.etl"), bad)
+    check(rc == 1 and err.count("record skipped") == 1, "--stacks, two files: the damaged record said once: %r" % err)
 
 # --- errors --------------------------------------------------------------------
 rc, out, err = run(os.path.join(DATA, "no-such-file.etl"))

@@ -38,13 +38,16 @@ static void on_watched(void *ctx, const etw_event *ev) {
     a->stale |= stale;
 }
 
-void ahead_start(ahead *a, session *s, int stacks) {
+void ahead_start(ahead *a, session *s, etw_decoder *dec, int flags) {
     memset(a, 0, sizeof *a);
-    a->dec = s->dec;
-    s->dc->hold = 1;
-    s->dc->held = 0;
+    a->dec = dec;
+    a->hold = (flags & AHEAD_HOLD) != 0;
+    if (a->hold) {
+        s->dc->hold = 1;
+        s->dc->held = 0;
+    }
     etw_reader *r = etw_multi_count(s->m) == 1 ? etw_multi_reader(s->m, 0) : NULL;
-    if (r && etw_reader_watch(r, watched, stacks ? 2 : 1, on_watched, a) == ETW_OK) a->r = r;
+    if (r && etw_reader_watch(r, watched, flags & AHEAD_STACKS ? 2 : 1, on_watched, a) == ETW_OK) a->r = r;
 }
 
 void ahead_metadata_only(ahead *a) {
@@ -54,11 +57,11 @@ void ahead_metadata_only(ahead *a) {
 void ahead_stop(ahead *a, session *s) {
     if (a->r) etw_reader_watch(a->r, NULL, 0, NULL, NULL);
     a->r = NULL;
-    s->dc->hold = 0;
+    if (a->hold) s->dc->hold = 0;
 }
 
 int ahead_missed(ahead *a, const session *s, const etw_event *ev) {
-    if (s->dc->held || a->stale || a->nomem) return 1;
+    if ((a->hold && s->dc->held) || a->stale || a->nomem) return 1;
     /* a MetaData record the watch did not show first (or no watch) */
     return ev->provider.data1 == METADATA_PROVIDER_DATA1 && etw_decoder_learn_kind(a->dec, ev) == ETW_LEARN_AHEAD &&
            (!a->r || ++a->met > a->learned);

@@ -166,14 +166,16 @@ typedef struct session {
 int run_problems(const session *s);
 
 /* ahead.c: a one-thread run over one file without the pre-scan, learning
- * the MetaData records as their buffers load. ahead_start watches the
- * file (with stacks: the StackWalk records too, until the first one, which
- * sets a->stacks) and holds the decoder's problems (diag_ctx.hold);
+ * the MetaData records into dec as their buffers load. ahead_start
+ * watches the file (AHEAD_STACKS: the StackWalk records too, until the
+ * first one, which sets a->stacks) and with AHEAD_HOLD holds the problems
+ * told to s->dc (diag_ctx.hold: a run whose problems are said);
  * ahead_metadata_only stops watching for stacks; ahead_stop ends both.
  * ahead_missed: 1 when ev (each event read, in order) shows that the run
  * may differ from one with the pre-scan - a problem held, a record learned
  * too late, out of memory, or a MetaData record not seen ahead - and is to
  * be made again with it. */
+enum { AHEAD_STACKS = 1, AHEAD_HOLD = 2 };
 typedef struct ahead {
     etw_reader *r;     /* the file watched; NULL: none (several files) */
     etw_decoder *dec;
@@ -181,8 +183,9 @@ typedef struct ahead {
     uint64_t met;      /* MetaData records met in order */
     int stale, nomem;  /* a record came too late; out of memory */
     int stacks;        /* a StackWalk record was loaded */
+    int hold;          /* AHEAD_HOLD */
 } ahead;
-void ahead_start(ahead *a, session *s, int stacks);
+void ahead_start(ahead *a, session *s, etw_decoder *dec, int flags);
 void ahead_metadata_only(ahead *a);
 void ahead_stop(ahead *a, session *s);
 int ahead_missed(ahead *a, const session *s, const etw_event *ev);

@@ -226,10 +226,12 @@ int main(int argc, char **argv) {
     /* --stats: whether the trace has stacks is known before the scan; on
      * one thread without -n and the options whose sources load lazily,
      * --stats, --report, --profile and --schemas go without the pre-scan
-     * first (ahead.c) */
+     * first (ahead.c), and so does --stacks over one file (its first pass
+     * keeps the MetaData records for the run's decoder:
+     * stack_source_build) */
     int stacks = 1;
-    int no_prescan = (o.stats || o.report || o.profile || o.schemas) && !parallel && !o.max_events &&
-                     !o.nmanifests && !o.nwindows && !o.ntmf && !o.nsymbols;
+    int no_prescan = (o.stats || o.report || o.profile || o.schemas || (o.stacks && etw_multi_count(m) == 1)) &&
+                     !parallel && !o.max_events && !o.nmanifests && !o.nwindows && !o.ntmf && !o.nsymbols;
     int rc = EXIT_CLEAN;
     if (etw_builtins_new(&dc.builtins, NULL) != ETW_OK) {
         fprintf(stderr, "etwdump: out of memory\n");

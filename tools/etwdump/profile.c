@@ -112,7 +112,7 @@ int run_profile(session *s) {
     int rc;
     if (s->no_prescan) {
         ahead a;
-        ahead_start(&a, s, 0);
+        ahead_start(&a, s, s->dec, AHEAD_HOLD);
         rc = profile_pass(s, p, &pk, &a);
         ahead_stop(&a, s);
         if (s->rescan && rc != EXIT_FATAL && rc != EXIT_INTERRUPTED) {
@@ -210,6 +210,63 @@ static int label_frames(stack_source *src) {
     return 1;
 }
 
+/* The stack pass's decoder (told nothing: quiet) and profile; prescan: the
+ * decoder pre-scans the trace first. */
+static int stack_setup(session *s, stack_source *src, diag_ctx *quiet, int prescan) {
+    int rc = setup_decoder_ex(s->o, s->m, quiet, prescan, NULL, &src->dec);
+    if (rc == EXIT_FATAL) return rc;
+    etw_profile_options po;
+    profile_options_init(s, src->dec, &po);
+    po.keep_event_stacks = 1;
+    if (etw_profile_new(&src->p, &po) != ETW_OK) return out_of_memory();
+    return EXIT_CLEAN;
+}
+
+/* Every event into src's profile. With a: no pre-scan, the MetaData records
+ * learned as their buffers load, each one read kept in k (for the run's
+ * decoder), and a stop (*missed) where ahead_missed says the pass may
+ * differ from one with the pre-scan. */
+static int stack_pass(session *s, stack_source *src, ahead *a, metadata_kept *k, int *missed) {
+    etw_event ev;
+    size_t file;
+    while (etw_multi_next(s->m, &ev, &file) == ETW_OK) {
+        if (stop_requested()) return EXIT_INTERRUPTED;
+        if (a && ahead_missed(a, s, &ev)) {
+            *missed = 1;
+            return EXIT_CLEAN;
+        }
+        if (k && ev.provider.data1 == METADATA_PROVIDER_DATA1 &&
+            etw_decoder_learn_kind(src->dec, &ev) == ETW_LEARN_AHEAD && !metadata_keep(k, &ev))
+            return out_of_memory();
+        const etw_schema *sc = NULL;
+        if (!ev.is_logfile_header) etw_decoder_resolve(src->dec, &ev, &sc, NULL);
+        if (etw_profile_add(src->p, &ev, sc) != ETW_OK) return out_of_memory();
+    }
+    if (k) k->complete = !k->too_many;
+    return EXIT_CLEAN;
+}
+
+/* The run's own decoder, made without the pre-scan (main.c: one file,
+ * --stacks): what the pre-scan would have taught it - the MetaData records
+ * the stack pass kept, in read order, or a pre-scan now. Quiet, as the
+ * pre-scan is: the run says the problems. */
+static int teach_run_decoder(session *s) {
+    etw_status st = ETW_OK;
+    s->dc->muted = 1;
+    if (s->metadata.complete) st = metadata_learn(&s->metadata, s->dec);
+    else
+        for (size_t i = 0; i < etw_multi_count(s->m) && st == ETW_OK; i++)
+            st = etw_decoder_prescan(s->dec, etw_multi_reader(s->m, i));
+    s->dc->muted = 0;
+    metadata_kept_free(&s->metadata);
+    if (st == ETW_E_NOMEM) return out_of_memory();
+    if (st != ETW_OK) {
+        fprintf(stderr, "etwdump: %s\n", etw_strerror(st));
+        return EXIT_FATAL;
+    }
+    return EXIT_CLEAN;
+}
+
 int stack_source_build(session *s, stack_source **out) {
     *out = NULL;
     stack_source *src = calloc(1, sizeof *src);
@@ -217,37 +274,37 @@ int stack_source_build(session *s, stack_source **out) {
     /* its own decoder, told nothing (the second pass tells the problems) */
     diag_ctx quiet = *s->dc;
     quiet.quiet = 1;
-    int rc = setup_decoder(s->o, s->m, &quiet, &src->dec);
-    if (rc == EXIT_FATAL) {
-        stack_source_free(src);
-        return rc;
-    }
-    etw_profile_options po;
-    profile_options_init(s, src->dec, &po);
-    po.keep_event_stacks = 1;
-    if (etw_profile_new(&src->p, &po) != ETW_OK) {
-        stack_source_free(src);
-        return out_of_memory();
-    }
+    /* the readers tell their problems to the run's context: muted from
+     * here, the pre-scan included (the second pass tells them) */
     s->dc->muted = 1;
-    etw_event ev;
-    size_t file;
-    rc = EXIT_CLEAN;
-    while (etw_multi_next(s->m, &ev, &file) == ETW_OK) {
-        if (stop_requested()) {
-            rc = EXIT_INTERRUPTED;
-            break;
+    int rc = stack_setup(s, src, &quiet, !s->no_prescan);
+    if (rc == EXIT_CLEAN && s->no_prescan) {
+        ahead a;
+        int missed = 0;
+        ahead_start(&a, s, src->dec, 0);
+        rc = stack_pass(s, src, &a, &s->metadata, &missed);
+        ahead_stop(&a, s);
+        if (rc == EXIT_CLEAN && missed) {
+            /* as before: a decoder that pre-scanned, the pass again */
+            etw_profile_free(src->p);
+            src->p = NULL;
+            etw_decoder_free(src->dec);
+            src->dec = NULL;
+            metadata_kept_free(&s->metadata);
+            if (etw_multi_rewind(s->m) != ETW_OK) {
+                fprintf(stderr, "etwdump: cannot go back to the start of the input\n");
+                rc = EXIT_FATAL;
+            }
+            if (rc == EXIT_CLEAN) rc = stack_setup(s, src, &quiet, 1);
+            if (rc == EXIT_CLEAN) rc = stack_pass(s, src, NULL, &s->metadata, NULL);
         }
-        const etw_schema *sc = NULL;
-        if (!ev.is_logfile_header) etw_decoder_resolve(src->dec, &ev, &sc, NULL);
-        if (etw_profile_add(src->p, &ev, sc) != ETW_OK) {
-            rc = out_of_memory();
-            break;
-        }
+    } else if (rc == EXIT_CLEAN) {
+        rc = stack_pass(s, src, NULL, NULL, NULL);
     }
     s->dc->muted = 0;
     if (rc == EXIT_CLEAN && etw_profile_finish(src->p) != ETW_OK) rc = out_of_memory();
     if (rc == EXIT_CLEAN && !label_frames(src)) rc = out_of_memory();
+    if (rc == EXIT_CLEAN && s->no_prescan) rc = teach_run_decoder(s);
     if (rc == EXIT_CLEAN && etw_multi_rewind(s->m) != ETW_OK) {
         fprintf(stderr, "etwdump: cannot go back to the start of the input\n");
         rc = EXIT_FATAL;

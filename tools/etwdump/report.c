@@ -86,7 +86,7 @@ int run_report(session *s) {
     if (rc == EXIT_FATAL) return rc;
     if (s->no_prescan) {
         ahead a;
-        ahead_start(&a, s, 0);
+        ahead_start(&a, s, s->dec, AHEAD_HOLD);
         rc = report_pass(s, r, &a);
         ahead_stop(&a, s);
         if (s->rescan && rc != EXIT_FATAL && rc != EXIT_INTERRUPTED) {

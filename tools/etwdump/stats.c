@@ -157,7 +157,7 @@ static int scan_again(session *s, summary *sm, int mute) {
 static int scan_ahead(session *s, summary *sm, int stacks) {
     ahead ah;
     if (s->no_prescan) {
-        ahead_start(&ah, s, stacks);
+        ahead_start(&ah, s, s->dec, AHEAD_HOLD | (stacks ? AHEAD_STACKS : 0));
         sm->ahead = &ah;
     }
     int rc = scan(s, sm);
