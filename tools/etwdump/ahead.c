@@ -9,9 +9,10 @@
  * without the pre-scan may tell it where the other would not), the run is
  * made again with the pre-scan, as before: ahead_missed says when.
  *
- * Saves reading - and decompressing - the trace twice: --stats and
- * --report use it (net.4.5.2.x64.etl: 359 compressed buffers, about 70 M
- * instructions of decompression each pass). */
+ * Saves reading - and decompressing - the trace once more: --stats,
+ * --report, --profile, --schemas and the first pass of --stacks use it
+ * (net.4.5.2.x64.etl: 359 compressed buffers, about 70 M instructions of
+ * decompression each pass). */
 #include <stdio.h>
 #include <string.h>
 

@@ -310,6 +310,7 @@ int stack_source_build(session *s, stack_source **out) {
         rc = EXIT_FATAL;
     }
     if (rc != EXIT_CLEAN) {
+        metadata_kept_free(&s->metadata);
         stack_source_free(src);
         return rc;
     }
