@@ -90,27 +90,23 @@ static etw_status profile_add(etw_profile *p, const etw_event *ev, const etw_sch
 
     /* stack events: never targets themselves */
     if (kernel && guid_is(g, G_STACKWALK)) return etw_attach_stackwalk(p, ev);
-    uint32_t pid, tid;
-    int is_clr = 0;
     /* symbol events share the Image event's time and thread: never targets
      * (classic MOF events of the merge, or EVENT_HEADER ones) */
     if (guid_is(g, G_KTC)) return etw_symbols_event(p, ev, s, 1);
-    if (!kernel && (guid_is(g, G_CLR) || guid_is(g, G_CLR_PRIVATE))) {
-        is_clr = 1;
-        if ((ev->id == 82 || ev->id == 151) && ev->opcode == 82) {
-            if (ids) pid = ids[0], tid = ids[1];
-            else etw_decoder_event_ids(p->opt.decoder, ev, s, &pid, &tid);
-            return etw_attach_clrstack(p, ev, pid, tid);
-        }
-    }
     /* the ids of kernel events come from their payloads: the schema is
      * needed (resolved here when the caller did not) */
+    uint32_t pid, tid;
     if (ids) {
         pid = ids[0];
         tid = ids[1];
     } else {
         if (!s && kernel) etw_decoder_resolve(p->opt.decoder, ev, &s, NULL);
         etw_decoder_event_ids(p->opt.decoder, ev, s, &pid, &tid);
+    }
+    int is_clr = 0;
+    if (!kernel && (guid_is(g, G_CLR) || guid_is(g, G_CLR_PRIVATE))) {
+        is_clr = 1;
+        if ((ev->id == 82 || ev->id == 151) && ev->opcode == 82) return etw_attach_clrstack(p, ev, pid, tid);
     }
 
     etw_ring_ent e;

@@ -154,7 +154,7 @@ typedef struct session {
     int cut_short;       /* the run stopped before the end (-n reached, a closed pipe) */
     int saw_stacks;      /* --stats: a StackWalk event was read (CPU samples by module follow) */
     int stacks_ahead;    /* --stats -j 1: the pre-scan met a StackWalk event (or did not look) */
-    int no_prescan;      /* --stats -j 1, --report: the decoder was made without the pre-scan (ahead.c) */
+    int no_prescan;      /* one thread (main.c): the decoder was made without the pre-scan (ahead.c) */
     int rescan;          /* ... and the scan met what the pre-scan changes: made again with it */
     metadata_kept metadata; /* --stats -j N: the MetaData records the run read */
     field_check *fields_seen; /* --fields: the names the selected events had (NULL: none) */
