@@ -65,7 +65,22 @@ static void test_embedded_bytes(void) {
     ETW_CHECK_STR(b.name, "ClrEtwAll.man");
     ETW_CHECK_INT(b.nproviders, 5);
     ETW_CHECK(b.rec != NULL && b.rec_len > 4 && memcmp(b.rec, "EMR1", 4) == 0);
-    ETW_CHECK(b.rec_len < b.xml_len / 2); /* ClrEtwAll.man: 258 KB of records for 723 KB of XML */
+    ETW_CHECK(b.rec_len < b.xml_len / 2); /* ClrEtwAll.man: 267 KB of records for 723 KB of XML */
+    /* one part per provider, back to back, each a whole manifest */
+    ETW_CHECK_INT(b.nparts, 5);
+    size_t sum = 0;
+    for (size_t j = 0; j < b.nparts; j++) {
+        const unsigned char *rec = NULL;
+        size_t len = 0;
+        ETW_CHECK_INT(etw_builtin_manifest_part(&b, j, &rec, &len), ETW_OK);
+        ETW_CHECK(rec == b.rec + sum && len > 4 && memcmp(rec, "EMR1", 4) == 0);
+        sum += len;
+    }
+    ETW_CHECK_INT(sum, b.rec_len);
+    const unsigned char *past = NULL;
+    size_t past_len = 0;
+    ETW_CHECK_INT(etw_builtin_manifest_part(&b, 5, &past, &past_len), ETW_E_NOT_FOUND);
+    ETW_CHECK_INT(etw_builtin_manifest_part(NULL, 0, &past, &past_len), ETW_E_NOT_FOUND);
     const char *paths[] = {ETW_TEST_DATA_DIR "/../../data/manifests/ClrEtwAll.man",
                            ETW_TEST_DATA_DIR "/ClrEtwAll.man"};
     for (size_t i = 0; i < 2; i++) {
@@ -112,7 +127,35 @@ static void test_providers(void) {
     etw_manifest_set_free(m);
 }
 
-/* The lazy loader parses the manifest once, for one of its providers only. */
+/* Each part alone loads its provider, and nothing else. */
+static void test_parts(void) {
+    etw_builtin_manifest b;
+    ETW_CHECK_INT(etw_builtin_manifest_get(0, &b), ETW_OK);
+    etw_manifest_set *all = new_set(ETW_SOURCE_BUILTIN);
+    ETW_CHECK_INT(etw_builtin_manifests_load_all(all, NULL), ETW_OK);
+    uint32_t events = 0;
+    for (size_t j = 0; j < b.nparts; j++) {
+        const unsigned char *rec = NULL;
+        size_t len = 0;
+        ETW_CHECK_INT(etw_builtin_manifest_part(&b, j, &rec, &len), ETW_OK);
+        etw_manifest_set *m = new_set(ETW_SOURCE_BUILTIN);
+        uint32_t np = 0;
+        ETW_CHECK_INT(etw_manifest_load_replay(m, rec, len, "the built-in ClrEtwAll.man", &np), ETW_OK);
+        ETW_CHECK_INT(np, 1);
+        ETW_CHECK_INT(etw_manifest_provider_count(m), 1);
+        ETW_CHECK(etw_manifest_has_provider(m, &b.providers[j]));
+        ETW_CHECK_INT(etw_manifest_problem_count(m), 0);
+        events += etw_manifest_event_count(m);
+        etw_manifest_set_free(m);
+    }
+    /* the parts hold every event once (tests/test_manifest_replay.c compares
+     * them with the XML, schema by schema) */
+    ETW_CHECK_INT(events, etw_manifest_event_count(all));
+    ETW_CHECK(events > 400);
+    etw_manifest_set_free(all);
+}
+
+/* The lazy loader parses a provider's part once, for that provider only. */
 static void test_lazy(void) {
     etw_manifest_set *m = new_set(ETW_SOURCE_BUILTIN);
     etw_builtin_loader st;
@@ -123,13 +166,20 @@ static void test_lazy(void) {
     ETW_CHECK_INT(etw_manifest_provider_count(m), 0); /* nothing parsed */
     ETW_CHECK_INT(st.tried, 0);
     ETW_CHECK(etw_manifest_has_provider(m, &RUNDOWN));
-    ETW_CHECK_INT(etw_manifest_provider_count(m), 5);
-    ETW_CHECK_INT(st.tried, 1);
-    ETW_CHECK_INT(st.loaded, 1);
-    ETW_CHECK(etw_manifest_has_provider(m, &CLR)); /* already there */
-    ETW_CHECK_INT(etw_manifest_provider_count(m), 5);
-    /* the loader itself: a manifest is tried once */
+    ETW_CHECK_INT(etw_manifest_provider_count(m), 1); /* its part alone */
+    ETW_CHECK_INT(st.tried, 1u << 1);
+    ETW_CHECK_INT(st.loaded, 1u << 1);
+    ETW_CHECK(etw_manifest_has_provider(m, &RUNDOWN)); /* already there */
+    ETW_CHECK_INT(st.tried, 1u << 1);
+    ETW_CHECK(etw_manifest_has_provider(m, &CLR)); /* the next part, into the same set */
+    ETW_CHECK_INT(etw_manifest_provider_count(m), 2);
+    ETW_CHECK_INT(st.tried, 3);
+    ETW_CHECK_INT(st.loaded, 3);
+    ETW_CHECK(!etw_manifest_has_provider(m, &OTHER));
+    ETW_CHECK_INT(etw_manifest_provider_count(m), 2);
+    /* the loader itself: a part is tried once */
     ETW_CHECK_INT(etw_builtin_manifests_lazy(&st, m, &CLR), 0);
+    ETW_CHECK_INT(etw_builtin_manifests_lazy(&st, m, &RUNDOWN), 0);
     ETW_CHECK_INT(etw_builtin_manifests_lazy(&st, m, &OTHER), 0);
     etw_manifest_set_free(m);
 }
@@ -168,7 +218,7 @@ static void test_decoder_default(void) {
     etb_u16(&e.payload, 8);
     const etw_event *ev = etb_event_get(&e);
     ETW_CHECK_INT(etw_decoder_resolve(d, ev, &s, &why), ETW_OK);
-    ETW_CHECK_INT(st->builtin_providers, 5);
+    ETW_CHECK_INT(st->builtin_providers, 1); /* the DotNETRuntime part alone */
     ETW_CHECK(s != NULL);
     if (s) {
         ETW_CHECK_INT(s->source, ETW_SOURCE_BUILTIN);
@@ -306,7 +356,7 @@ static void test_traces(void) {
     ETW_CHECK_INT(n, 71);
     ETW_CHECK_INT(err, 0);
     ETW_CHECK_INT(bi, 69);
-    ETW_CHECK_INT(bp, 5);
+    ETW_CHECK_INT(bp, 1); /* its events are all DotNETRuntime's: one part parsed */
     count_trace(ETW_TEST_DATA_DIR "/gcevents.etl", 1, &n, &err, &bi, &bp);
     ETW_CHECK_INT(err, 69);
     ETW_CHECK_INT(bi, 0);
@@ -405,11 +455,11 @@ static void test_shared(void) {
     ETW_CHECK_INT(etw_decoder_resolve(d1, etb_event_get(&e), &s1, &why), ETW_OK);
     size_t parsed = cnt.allocs;
     ETW_CHECK(parsed > at_new + 100);
-    ETW_CHECK_INT(etw_decoder_stats_get(d1)->builtin_providers, 5);
+    ETW_CHECK_INT(etw_decoder_stats_get(d1)->builtin_providers, 1);
     /* the second decoder reads that parse */
     ETW_CHECK_INT(etw_decoder_resolve(d2, etb_event_get(&e), &s2, &why), ETW_OK);
     ETW_CHECK_INT(cnt.allocs, parsed);
-    ETW_CHECK_INT(etw_decoder_stats_get(d2)->builtin_providers, 5);
+    ETW_CHECK_INT(etw_decoder_stats_get(d2)->builtin_providers, 1);
     ETW_CHECK(s1 && s2 && s1 != s2); /* each decoder's own cached schema */
     if (s1 && s2) {
         ETW_CHECK_INT(s2->source, ETW_SOURCE_BUILTIN);
@@ -502,6 +552,7 @@ static void test_shared_threads(void) {
 int main(void) {
     ETW_RUN(test_embedded_bytes);
     ETW_RUN(test_providers);
+    ETW_RUN(test_parts);
     ETW_RUN(test_lazy);
     ETW_RUN(test_decoder_default);
     ETW_RUN(test_decoder_off);

@@ -59,6 +59,19 @@ static etw_builtin_manifest builtin(void) {
     return b;
 }
 
+/* The records of part j of the built-in manifest (provider j's). */
+typedef struct part {
+    const unsigned char *rec;
+    size_t len;
+} part;
+
+static part part_of(size_t j) {
+    etw_builtin_manifest b = builtin();
+    part p = {NULL, 0};
+    ETW_CHECK_INT(etw_builtin_manifest_part(&b, j, &p.rec, &p.len), ETW_OK);
+    return p;
+}
+
 /* ---- the comparison ------------------------------------------------------------ */
 
 typedef struct cmp {
@@ -280,17 +293,17 @@ static uint32_t get_var(const unsigned char **p) {
     }
 }
 
-/* A copy of the built-in records in which the nth start of an element named
- * elem loses its attribute named drop (NULL: none) and has its line moved
- * by dline (the next element's line stays). 0 when there is no such
+/* A copy of the records of part pt in which the nth start of an element
+ * named elem loses its attribute named drop (NULL: none) and has its line
+ * moved by dline (the next element's line stays). 0 when there is no such
  * element. */
-static int mutate(const etw_builtin_manifest *b, const char *elem, int nth, const char *drop, int dline, buf *o) {
-    const unsigned char *p = b->rec + ETW_MR_MAGIC_LEN, *end = b->rec + b->rec_len;
+static int mutate(part pt, const char *elem, int nth, const char *drop, int dline, buf *o) {
+    const unsigned char *p = pt.rec + ETW_MR_MAGIC_LEN, *end = pt.rec + pt.len;
     uint32_t tlen = get_var(&p);
     const char *tab = (const char *)p;
     p += tlen;
     memset(o, 0, sizeof *o);
-    for (size_t i = 0; i < (size_t)(p - b->rec); i++) put(o, b->rec[i]);
+    for (size_t i = 0; i < (size_t)(p - pt.rec); i++) put(o, pt.rec[i]);
     int seen = 0, done = 0;
     int64_t carry = 0; /* taken from the next start's line delta */
     while (p < end) {
@@ -391,6 +404,34 @@ static etw_status load_rec(const unsigned char *rec, size_t len, diags *dg, uint
     return s;
 }
 
+/* Load every part of the built-in manifest into a new set, in order, part
+ * j (when over is not NULL) replaced by over: the first status that is not
+ * ETW_OK, the providers loaded, the diagnostics. */
+static etw_status load_parts(size_t j, const buf *over, diags *dg, uint32_t *providers, etw_manifest_set **keep) {
+    etw_builtin_manifest b = builtin();
+    memset(dg, 0, sizeof *dg);
+    etw_manifest_set *m = new_set(dg);
+    etw_status s = ETW_OK;
+    uint32_t total = 0;
+    for (size_t k = 0; k < b.nparts; k++) {
+        part p = part_of(k);
+        if (over && k == j) {
+            p.rec = over->b;
+            p.len = over->n;
+        }
+        uint32_t n = 0;
+        etw_status sk = etw_manifest_load_replay(m, p.rec, p.len, ORIGIN, &n);
+        if (s == ETW_OK) s = sk;
+        total += n;
+    }
+    if (providers) *providers = total;
+    if (keep)
+        *keep = m;
+    else
+        etw_manifest_set_free(m);
+    return s;
+}
+
 /* ---- the tests ------------------------------------------------------------------ */
 
 static etw_manifest_set *load_xml_file(diags *dx) {
@@ -406,13 +447,13 @@ static etw_manifest_set *load_xml_file(diags *dx) {
     return x;
 }
 
-/* The replay gives what the XML gives, event by event. */
+/* The replay of the parts, one after the other, gives what the XML gives,
+ * event by event. */
 static void test_same_schemas(void) {
-    etw_builtin_manifest b = builtin();
     diags dx, dr;
     etw_manifest_set *x = load_xml_file(&dx), *r = NULL;
     uint32_t np = 0;
-    ETW_CHECK_INT(load_rec(b.rec, b.rec_len, &dr, &np, &r), ETW_OK);
+    ETW_CHECK_INT(load_parts(0, NULL, &dr, &np, &r), ETW_OK);
     ETW_CHECK_INT(np, 5);
     ETW_CHECK_INT(dx.n, 0); /* the built-in manifest loads cleanly */
     cmp c;
@@ -430,34 +471,35 @@ static void test_same_schemas(void) {
 }
 
 /* The comparison catches a replay that is wrong in one attribute or one
- * line: the test above can fail. */
+ * line of one part: the test above can fail. */
 static void test_comparison_catches(void) {
-    etw_builtin_manifest b = builtin();
     diags dx;
     etw_manifest_set *x = load_xml_file(&dx);
     static const struct {
+        size_t part;
         const char *elem;
         int nth;
         const char *drop;
         int dline;
     } cases[] = {
-        {"data", 700, "inType", 0},    /* a property's type */
-        {"data", 1200, "name", 0},     /* a property's name */
-        {"event", 300, "task", 0},     /* an event's task */
-        {"event", 10, "message", 0},   /* an event's message */
-        {"map", 40, "message", 0},     /* a map entry's name */
-        {"opcode", 20, "message", 0},  /* an opcode's display name */
-        {"string", 900, "value", 0},   /* a string of the string table */
-        {"event", 200, NULL, 1},       /* an event's line */
-        {"provider", 2, NULL, -1},     /* a provider's line */
+        {0, "data", 700, "inType", 0},    /* a property's type */
+        {1, "data", 100, "name", 0},      /* a property's name */
+        {0, "event", 200, "task", 0},     /* an event's task */
+        {1, "event", 10, "message", 0},   /* an event's message */
+        {0, "map", 40, "message", 0},     /* a map entry's name */
+        {0, "opcode", 20, "message", 0},  /* an opcode's display name */
+        {0, "string", 500, "value", 0},   /* a string of the string table */
+        {4, "event", 20, NULL, 1},        /* an event's line */
+        {2, "provider", 0, NULL, -1},     /* a provider's line */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         buf o;
-        ETW_CHECK(mutate(&b, cases[i].elem, cases[i].nth, cases[i].drop, cases[i].dline, &o));
-        ETW_CHECK(o.n != b.rec_len || memcmp(o.b, b.rec, o.n) != 0);
+        part pt = part_of(cases[i].part);
+        ETW_CHECK(mutate(pt, cases[i].elem, cases[i].nth, cases[i].drop, cases[i].dline, &o));
+        ETW_CHECK(o.n != pt.len || memcmp(o.b, pt.rec, o.n) != 0);
         diags dr;
         etw_manifest_set *r = NULL;
-        ETW_CHECK_INT(load_rec(o.b, o.n, &dr, NULL, &r), ETW_OK);
+        ETW_CHECK_INT(load_parts(cases[i].part, &o, &dr, NULL, &r), ETW_OK);
         long mm = compare_sets(x, &dx, r, &dr, 1, NULL);
         if (mm == 0) fprintf(stderr, "  mutation %zu (%s) not caught\n", i, cases[i].elem);
         ETW_CHECK(mm > 0);
@@ -465,18 +507,19 @@ static void test_comparison_catches(void) {
         free(o.b);
         /* and the unchanged copy compares equal: the mutation is the
          * difference */
-        ETW_CHECK(mutate(&b, cases[i].elem, cases[i].nth, NULL, 0, &o));
-        ETW_CHECK(o.n == b.rec_len && memcmp(o.b, b.rec, o.n) == 0);
+        ETW_CHECK(mutate(pt, cases[i].elem, cases[i].nth, NULL, 0, &o));
+        ETW_CHECK(o.n == pt.len && memcmp(o.b, pt.rec, o.n) == 0);
         free(o.b);
     }
     etw_manifest_set_free(x);
 }
 
-/* Every cut of the records fails as corrupt and loads nothing; bytes
- * changed anywhere fail or load, never read past the records. */
+/* Every cut of the records (of the Rundown provider's part) fails as
+ * corrupt and loads nothing; bytes changed anywhere fail or load, never read
+ * past the records. */
 static void test_damaged(void) {
-    etw_builtin_manifest b = builtin();
-    size_t len = b.rec_len;
+    part b = part_of(1);
+    size_t len = b.len;
     unsigned char *copy = malloc(len);
     ETW_CHECK(copy != NULL);
     if (!copy) return;

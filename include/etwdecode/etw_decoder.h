@@ -129,8 +129,9 @@ typedef struct etw_decoder_stats {
     uint32_t manifest_providers;    /* providers loaded from user manifests */
     uint32_t eventsource_manifests; /* EventSource manifests learned from the trace */
     uint32_t metadata_events;       /* TRACE_EVENT_INFO schemas merged into the trace */
-    uint32_t builtin_providers;     /* providers parsed from the built-in manifests:
-                                     * 0 until an event of one of them is met */
+    uint32_t builtin_providers;     /* providers parsed from the built-in manifests,
+                                     * each when an event of it is first met (0
+                                     * until then) */
     uint64_t manifest_problems;     /* the part of `problems` that came from the user's
                                      * manifests (a malformed or unreadable file): not
                                      * trace data */

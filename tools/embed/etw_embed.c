@@ -8,11 +8,22 @@
  *
  *   etw_embed SYMBOL INPUT OUTPUT
  *
- * OUTPUT defines `const unsigned char SYMBOL[]` (the records),
- * `const size_t SYMBOL_len` (their size), and, to tell which file they were
- * made from, `const size_t SYMBOL_xml_len` and `const uint64_t
- * SYMBOL_xml_fnv` (the XML's size and FNV-1a 64-bit hash). Its text depends
- * on the input's bytes alone (the input is named without its directory).
+ * The records are cut into one part per <provider>, so that a trace pays
+ * for the providers it uses only (ClrEtwAll.man declares five; a trace with
+ * one Rundown event needs a tenth of it). A part is a whole manifest of its
+ * own: every element but the other providers, and of the string table only
+ * the <string> elements whose ids the part's provider (or anything outside
+ * the providers) names as $(string.ID); lines stay those of the XML. A
+ * manifest without a provider is one part.
+ *
+ * OUTPUT defines `const unsigned char SYMBOL[]` (the parts, one after the
+ * other, each starting with its magic), `const size_t SYMBOL_len` (their
+ * size), `const size_t SYMBOL_nparts` and `const size_t SYMBOL_part_len[]`
+ * (the parts in the order of the providers in the XML), and, to tell which
+ * file they were made from, `const size_t SYMBOL_xml_len` and
+ * `const uint64_t SYMBOL_xml_fnv` (the XML's size and FNV-1a 64-bit hash).
+ * Its text depends on the input's bytes alone (the input is named without
+ * its directory).
  *
  * The XML is parsed as the loader parses a manifest (etw_manifest_load_xml:
  * XML_ParserCreate(NULL), a document type declaration refused), and a file
@@ -99,6 +110,16 @@ static uint32_t st_put(strtab *t, const char *s) {
     e->offset = 0;
     t->slots[h] = ++t->n;
     return t->n - 1;
+}
+
+/* The index of string s, or UINT32_MAX; counts no use. */
+static uint32_t st_find(const strtab *t, const char *s, size_t n) {
+    if (!t->slots) return UINT32_MAX;
+    for (uint32_t h = hash(s, n) & t->mask; t->slots[h]; h = (h + 1) & t->mask) {
+        const str *e = &t->v[t->slots[h] - 1];
+        if (e->len == n && memcmp(e->s, s, n) == 0) return t->slots[h] - 1;
+    }
+    return UINT32_MAX;
 }
 
 /* ---- what expat reports ------------------------------------------------------- */
@@ -225,6 +246,142 @@ static void encode(walk *k, bytes *o) {
     }
 }
 
+/* ---- one part per provider ------------------------------------------------------ */
+
+/* The name without its namespace prefix ("e:provider" is a provider too). */
+static const char *local(const char *name) {
+    const char *c = strrchr(name, ':');
+    return c ? c + 1 : name;
+}
+
+/* Mark in refs (one byte per string of t) the ids that the value names as
+ * $(string.ID). */
+static void mark_refs(const strtab *t, const char *value, unsigned char *refs) {
+    static const char pre[] = "$(string.";
+    for (const char *p = strstr(value, pre); p; p = strstr(p, pre)) {
+        p += sizeof pre - 1;
+        const char *e = strchr(p, ')');
+        if (!e) return;
+        uint32_t i = st_find(t, p, (size_t)(e - p));
+        if (i != UINT32_MAX) refs[i] = 1;
+        p = e;
+    }
+}
+
+/* The word after the element that starts at word i (its end included). */
+static size_t skip_element(const walk *k, size_t i) {
+    size_t depth = 0;
+    do {
+        uint32_t tag = k->w[i];
+        if (tag == ETW_MR_TAG_END) {
+            depth--;
+            i++;
+        } else {
+            depth++;
+            i += 3 + 2 * (size_t)(tag - 1);
+        }
+    } while (depth > 0);
+    return i;
+}
+
+/* An element's attribute named name, as a string index, or UINT32_MAX. */
+static uint32_t attribute(const walk *k, size_t i, const char *name) {
+    uint32_t n = k->w[i] - 1;
+    for (uint32_t a = 0; a < n; a++)
+        if (strcmp(k->strings.v[k->w[i + 3 + 2 * a]].s, name) == 0) return k->w[i + 4 + 2 * a];
+    return UINT32_MAX;
+}
+
+typedef struct parts {
+    size_t n;          /* parts: the providers, or 1 */
+    size_t *provider;  /* per part: the word where its provider starts (SIZE_MAX: none) */
+    unsigned char *refs; /* per part, a byte per string: an id its provider names */
+    unsigned char *common; /* a byte per string: an id named outside the providers */
+} parts;
+
+/* Find the providers and the ids each names. */
+static void find_parts(const walk *k, parts *pt) {
+    uint32_t ns = k->strings.n;
+    memset(pt, 0, sizeof *pt);
+    pt->common = xrealloc(NULL, ns ? ns : 1);
+    memset(pt->common, 0, ns);
+    size_t inside = SIZE_MAX; /* the end of the provider being walked */
+    unsigned char *refs = pt->common;
+    for (size_t i = 0; i < k->n;) {
+        if (i >= inside) {
+            inside = SIZE_MAX;
+            refs = pt->common;
+        }
+        uint32_t tag = k->w[i];
+        if (tag == ETW_MR_TAG_END) {
+            i++;
+            continue;
+        }
+        if (inside == SIZE_MAX && strcmp(local(k->strings.v[k->w[i + 1]].s), "provider") == 0) {
+            pt->provider = xrealloc(pt->provider, (pt->n + 1) * sizeof *pt->provider);
+            pt->refs = xrealloc(pt->refs, (pt->n + 1) * (size_t)(ns ? ns : 1));
+            refs = pt->refs + pt->n * (size_t)(ns ? ns : 1);
+            memset(refs, 0, ns);
+            pt->provider[pt->n++] = i;
+            inside = skip_element(k, i);
+        }
+        for (uint32_t a = 0; a < tag - 1; a++) mark_refs(&k->strings, k->strings.v[k->w[i + 4 + 2 * a]].s, refs);
+        i += 3 + 2 * (size_t)(tag - 1);
+    }
+    if (!pt->n) { /* no provider: the whole manifest is the one part */
+        pt->n = 1;
+        pt->provider = xrealloc(NULL, sizeof *pt->provider);
+        pt->provider[0] = SIZE_MAX;
+        pt->refs = xrealloc(NULL, ns ? ns : 1);
+        memset(pt->refs, 1, ns);
+    }
+}
+
+/* Part p of k as a walk of its own (strings counted anew). */
+static void make_part(const walk *k, const parts *pt, size_t p, walk *out) {
+    memset(out, 0, sizeof *out);
+    const unsigned char *refs = pt->refs + p * (size_t)(k->strings.n ? k->strings.n : 1);
+    size_t depth = 0;
+    uint32_t table_depth = 0; /* depth of the <stringTable> being walked (0: none) */
+    for (size_t i = 0; i < k->n;) {
+        uint32_t tag = k->w[i];
+        if (tag == ETW_MR_TAG_END) {
+            if (depth == table_depth) table_depth = 0;
+            depth--;
+            put(out, tag);
+            i++;
+            continue;
+        }
+        const char *name = local(k->strings.v[k->w[i + 1]].s);
+        int other_provider = pt->provider[p] != SIZE_MAX && i != pt->provider[p] && strcmp(name, "provider") == 0;
+        int unused_string = 0;
+        if (table_depth && depth == table_depth && strcmp(name, "string") == 0) {
+            uint32_t id = attribute(k, i, "id");
+            unused_string = id == UINT32_MAX || !(refs[id] || pt->common[id]);
+        }
+        if (other_provider || unused_string) {
+            i = skip_element(k, i);
+            continue;
+        }
+        depth++;
+        if (strcmp(name, "stringTable") == 0) table_depth = (uint32_t)depth;
+        put(out, tag);
+        put(out, st_put(&out->strings, k->strings.v[k->w[i + 1]].s));
+        put(out, k->w[i + 2]);
+        for (uint32_t a = 0; a < 2 * (tag - 1); a++) put(out, st_put(&out->strings, k->strings.v[k->w[i + 3 + a]].s));
+        out->elements++;
+        out->attributes += tag - 1;
+        i += 3 + 2 * (size_t)(tag - 1);
+    }
+}
+
+static void walk_free(walk *k) {
+    for (uint32_t i = 0; i < k->strings.n; i++) free(k->strings.v[i].s);
+    free(k->strings.v);
+    free(k->strings.slots);
+    free(k->w);
+}
+
 static int valid_symbol(const char *s) {
     if (!*s || (*s >= '0' && *s <= '9')) return 0;
     for (; *s; s++)
@@ -289,8 +446,23 @@ int main(int argc, char **argv) {
     }
     XML_ParserFree(k.xp);
     free(xml);
+    parts pt;
+    find_parts(&k, &pt);
     bytes o = {NULL, 0, 0};
-    encode(&k, &o);
+    size_t *part_len = xrealloc(NULL, pt.n * sizeof *part_len);
+    char **part_name = xrealloc(NULL, pt.n * sizeof *part_name);
+    for (size_t p = 0; p < pt.n; p++) {
+        walk kp;
+        make_part(&k, &pt, p, &kp);
+        size_t before = o.n;
+        encode(&kp, &o);
+        part_len[p] = o.n - before;
+        uint32_t name = pt.provider[p] == SIZE_MAX ? UINT32_MAX : attribute(&k, pt.provider[p], "name");
+        const char *pn = name == UINT32_MAX ? "(no provider)" : k.strings.v[name].s;
+        part_name[p] = xrealloc(NULL, strlen(pn) + 1);
+        strcpy(part_name[p], pn);
+        walk_free(&kp);
+    }
 
     size_t tlen = strlen(out_path) + 5;
     char *tmp = xrealloc(NULL, tlen);
@@ -303,16 +475,23 @@ int main(int argc, char **argv) {
     fprintf(out,
             "/* Generated by etw_embed from %s: do not edit. Its XML (%zu bytes) as expat\n"
             " * reports it, to replay (src/source/etw_manifest_replay.h): %llu elements,\n"
-            " * %llu attributes, %u distinct strings, %zu bytes. */\n"
-            "#include <stddef.h>\n#include <stdint.h>\n\n",
-            base, xml_len, (unsigned long long)k.elements, (unsigned long long)k.attributes, k.strings.n, o.n);
+            " * %llu attributes, %u distinct strings; %zu bytes in %zu parts:\n",
+            base, xml_len, (unsigned long long)k.elements, (unsigned long long)k.attributes, k.strings.n, o.n,
+            pt.n);
+    for (size_t p = 0; p < pt.n; p++) fprintf(out, " *   %zu bytes  %s\n", part_len[p], part_name[p]);
+    fprintf(out, " */\n#include <stddef.h>\n#include <stdint.h>\n\n");
     fprintf(out,
             "extern const unsigned char %s[];\nextern const size_t %s_len;\n"
+            "extern const size_t %s_nparts;\nextern const size_t %s_part_len[];\n"
             "extern const size_t %s_xml_len;\nextern const uint64_t %s_xml_fnv;\n\n",
-            sym, sym, sym, sym);
+            sym, sym, sym, sym, sym, sym);
     fprintf(out, "const unsigned char %s[] = {\n", sym);
     for (size_t i = 0; i < o.n; i++) fprintf(out, "%u,%s", o.b[i], i % 24 == 23 || i + 1 == o.n ? "\n" : "");
     fprintf(out, "};\n\nconst size_t %s_len = %zu;\n", sym, o.n);
+    fprintf(out, "const size_t %s_nparts = %zu;\n", sym, pt.n);
+    fprintf(out, "const size_t %s_part_len[] = {", sym);
+    for (size_t p = 0; p < pt.n; p++) fprintf(out, "%s%zu", p ? ", " : "", part_len[p]);
+    fprintf(out, "};\n");
     fprintf(out, "const size_t %s_xml_len = %zu;\n", sym, xml_len);
     fprintf(out, "const uint64_t %s_xml_fnv = UINT64_C(0x%016llx);\n", sym, (unsigned long long)fnv);
     int bad = ferror(out);
@@ -324,9 +503,12 @@ int main(int argc, char **argv) {
     }
     free(tmp);
     free(o.b);
-    for (uint32_t i = 0; i < k.strings.n; i++) free(k.strings.v[i].s);
-    free(k.strings.v);
-    free(k.strings.slots);
-    free(k.w);
+    for (size_t p = 0; p < pt.n; p++) free(part_name[p]);
+    free(part_name);
+    free(part_len);
+    free(pt.provider);
+    free(pt.refs);
+    free(pt.common);
+    walk_free(&k);
     return 0;
 }
