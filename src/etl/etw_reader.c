@@ -1,5 +1,7 @@
 /* etw_reader.c - ETL file -> buffers -> records -> etw_event, in timestamp
- * order. See include/etwdecode/etw_reader.h for the reading strategy. */
+ * order. See include/etwdecode/etw_reader.h for the reading strategy. Where
+ * the buffers are is etw_buffer_index.c's; the state both share is
+ * etw_reader_state.h. */
 #include "etwdecode/etw_reader.h"
 
 #include <stdio.h>
@@ -8,12 +10,9 @@
 
 #include "../common/etw_alloc.h"
 #include "../common/etw_bytes.h"
-#include "etw_buffer.h"
-#include "etw_file.h"
-#include "etw_logfile.h"
-#include "etw_merge.h"
+#include "etw_buffer_index.h"
+#include "etw_reader_state.h"
 #include "etw_record.h"
-#include "etw_reader_internal.h"
 #include "etw_xpress.h"
 
 /* Default upper bound for one buffer: Windows caps buffers at 16 MiB since
@@ -27,12 +26,6 @@
  * states none in range (1 MiB: the largest before Windows 8). */
 #define MAX_DECOMP_CAP (16u * 1024u * 1024u)
 #define DEFAULT_DECOMP_CAP (1024u * 1024u)
-/* When the compressed buffers of a file would decompress to more than
- * DECOMP_TOTAL_RATIO times the file's size (and more than
- * DECOMP_TOTAL_FLOOR), each decompresses to at most DECOMP_TOTAL_RATIO times
- * its own size: real traces compress 5 to 15 times, a bomb millions. */
-#define DECOMP_TOTAL_RATIO 256u
-#define DECOMP_TOTAL_FLOOR (64ull * 1024u * 1024u)
 /* A stream's buffer memory above this is given back when a buffer needs
  * less than a quarter of it. */
 #define SHRINK_ABOVE (256u * 1024u)
@@ -47,21 +40,10 @@
 #define TIME_SLACK (INT64_C(86400) * 10000000)
 /* With no end time in the header: records up to ten years after the start. */
 #define TIME_OPEN_END (INT64_C(3653) * 86400 * 10000000)
-/* Bytes read to judge a candidate buffer: its header and the start of its
- * data (enough compressed input to produce the first record's header). */
-#define PROBE_BYTES (ETW_BUFFER_HEADER_SIZE + 64u)
 /* How far ahead of the record being parsed its buffer's bytes are
  * prefetched (measured: 1 KiB, some 5 records, cut the uncompressed kernel
  * trace x10's read by ~5%). */
 #define PREFETCH_AHEAD 1024u
-/* Window read at a time while searching for the next buffer after damage. */
-#define RESYNC_WINDOW (64u * 1024u)
-/* While the index is built: buffers of at most INDEX_SMALL bytes are probed
- * through a read-ahead window of INDEX_WINDOW bytes (one read per window
- * instead of one per buffer: 10^6 buffers of 160 bytes); larger buffers are
- * probed with one small read each, so the index does not read their data. */
-#define INDEX_SMALL (16u * 1024u)
-#define INDEX_WINDOW (256u * 1024u)
 /* A load of a small uncompressed buffer through pread reads 64 buffers'
  * worth of the file ahead, at most this much (its stream's next buffers are
  * usually in it). */
@@ -75,111 +57,9 @@
 #define COLD
 #endif
 
-typedef struct buf_entry {
-    uint64_t offset;    /* file offset of the buffer header */
-    uint32_t disk_size; /* bytes of the buffer present in the file */
-    uint32_t data_end;  /* end of data incl. header (decompressed size when compressed) */
-    int64_t sequence;
-    uint16_t cpu;
-    uint16_t flags;
-    uint16_t type;
-} buf_entry;
-
-typedef struct stream {
-    uint32_t first;     /* its buffers: r->order[first .. first+n) */
-    uint32_t n;
-    uint32_t next;      /* next buffer to load (0..n) */
-    uint32_t buf;       /* index of the current buffer in r->bufs */
-    const uint8_t *data; /* current buffer: header + records (decompressed) */
-    uint32_t end;
-    uint32_t pos;
-    uint8_t *mem;       /* owned storage for data (file input / decompression) */
-    size_t mem_cap;
-    uint8_t *ra;        /* owned read-ahead of small buffers (etw_buffer_load) */
-    size_t ra_cap, ra_len;
-    uint64_t ra_off;
-    int64_t last_raw;
-    int64_t order_ft;   /* order time of ev: the latest FILETIME of the stream so far */
-    etw_event ev;       /* the stream's next event */
-} stream;
-
-struct etw_reader {
-    etw_allocator alloc;
-    etw_reader_options opt;
-    etw_input in;
-    etw_file *file;          /* owned when opened by path */
-    const uint8_t *mem;      /* memory input, or NULL */
-    const uint8_t *base;     /* the input's bytes to read buffers in place: mem, or
-                              * the mapped file (whose pages are given back
-                              * through etw_file_done), or NULL */
-    uint32_t max_buffer;
-    uint32_t lf_buffer_size; /* the log-file header's BufferSize when usable, else 0 */
-    /* While resync searches inside a buffer cut by the end of the file: that
-     * buffer's header (a candidate before cut_end must agree with it). */
-    int cut_active;
-    uint64_t cut_end;
-    etw_buffer_header cut;
-    uint32_t decomp_cap;     /* most bytes one compressed buffer decompresses to */
-
-    buf_entry *bufs;
-    uint32_t nbufs;
-    uint32_t *order;         /* buffer indices grouped by stream */
-    stream *streams;
-    uint32_t nstreams;
-    etw_merge merge;
-    int pending;             /* stream whose event was returned last, or -1 */
-    int header_done;
-    int started;             /* streams hold their first events (done lazily) */
-    etw_reader_hooks hooks;  /* buffers supplied from outside (the pipeline) */
-    int hooked;
-    /* etw_reader_watch: records of these providers, as their buffers load */
-    etw_record_watch_fn watch_fn;
-    void *watch_ctx;
-    etw_guid watch[ETW_READER_MAX_WATCH];
-    uint32_t nwatch;
-
-    /* etw_reader_set_range(): events whose order time is in [range_from,
-     * range_to); ranged 0 reads everything. */
-    int ranged;
-    int64_t range_from, range_to;
-    int64_t last_order_ft;   /* order time of the event returned last */
-    stream probe;            /* etw_reader_event_at()'s buffer */
-    int probe_loaded;
-
-    etw_logfile_header lf;
-    etw_event lf_event;
-    uint8_t *lf_payload;     /* copy of the header record's payload */
-    uint8_t ptr_size;
-
-    int clock_identity;      /* raw values already are FILETIMEs */
-    int64_t clock_freq;      /* ticks per second of the raw clock */
-    int64_t ref_raw;
-    int64_t ref_ft;
-    int64_t time_lo, time_hi;  /* FILETIMEs a record may have (time_plausible) */
-
-    uint8_t *tmp;            /* compressed input / resync window */
-    size_t tmp_cap;
-
-    etw_reader_stats stats;
-    etw_reader_stats index_stats; /* what building the index found (kept by rewind) */
-    char msg[192];
-    /* The last candidate header read by plausible_at (file input): the
-     * index walk reads the next buffer's header right after judging it. */
-    uint64_t probe_off;
-    size_t probe_len;        /* 0: none */
-    uint8_t probe_raw[PROBE_BYTES];
-    /* While the index is built from a file of small buffers: the bytes
-     * [win_off, win_off + win_len) read ahead, so a probe is a copy, not a
-     * system call per buffer (freed when the index is built). */
-    uint8_t *win;
-    size_t win_cap, win_len;
-    uint64_t win_off;
-    uint32_t win_hint; /* the size of the buffer the index is at */
-};
-
 /* --- diagnostics ------------------------------------------------------- */
 
-static void diag(etw_reader *r, etw_status s, uint64_t offset, const char *text) {
+void etw_reader_diag(etw_reader *r, etw_status s, uint64_t offset, const char *text) {
     r->stats.problems++;
     if (!r->opt.on_diag) return;
     etw_diag d;
@@ -199,393 +79,9 @@ static long long mem_read_at(void *ctx, uint64_t off, void *buf, size_t n) {
     return (long long)n;
 }
 
-/* Make *p hold at least need bytes (its content is not kept). Memory far
- * above the need is given back, so that one large buffer does not keep a
- * stream at its high-water mark. */
-static int grow(etw_reader *r, uint8_t **p, size_t *cap, size_t need) {
-    if (*cap >= need && !(*cap > SHRINK_ABOVE && *cap / 4 > need)) return 1;
-    size_t c = 4096;
-    while (c < need) c *= 2;
-    uint8_t *q = etw_alloc(&r->alloc, c);
-    if (!q) return 0;
-    etw_free(&r->alloc, *p);
-    *p = q;
-    *cap = c;
-    return 1;
-}
-
-/* --- the buffer index ---------------------------------------------------- */
-
-#define PROBE_RECORD 16u
-
-/* The header fields every buffer Windows writes has in range, whatever its
- * size fields say. The LoggerId is not one of them: a relogged Windows 7
- * trace has 0 in its first buffer and 0x8001 in every other. */
-static int fields_ok(const etw_buffer_header *h) {
-    return h->type <= ETW_BUFFER_TYPE_MAX && !(h->flags & ~ETW_BUFFER_FLAGS_KNOWN) &&
-           h->state <= ETW_BUFFER_STATE_MAX;
-}
-
-static int size_ok(const etw_reader *r, uint32_t size) {
-    return size >= ETW_BUFFER_HEADER_SIZE && size <= r->max_buffer;
-}
-
-/* End of an uncompressed buffer's data (etw_buffer_data_end) when the buffer
- * is known to take `extent` bytes of the file, whatever its BufferSize says. */
-static uint32_t data_end_within(const etw_buffer_header *h, uint64_t extent) {
-    etw_buffer_header t = *h;
-    t.buffer_size = extent > UINT32_MAX ? UINT32_MAX : (uint32_t)extent;
-    return etw_buffer_data_end(&t);
-}
-
-/* Where this buffer's own data ends, from SavedOffset/FilledBytes alone
- * (the header for a compressed buffer, or when neither is usable): a
- * header-like pattern before it is not the next buffer. */
-static uint32_t own_data_end(const etw_reader *r, const etw_buffer_header *h, uint64_t left) {
-    if (h->flags & ETW_BUFFER_FLAG_COMPRESSED) return ETW_BUFFER_HEADER_SIZE;
-    uint64_t lim = left < r->max_buffer ? left : r->max_buffer;
-    uint32_t e = h->saved_offset;
-    if (e < ETW_BUFFER_HEADER_SIZE || e > lim) e = h->filled_bytes;
-    if (e < ETW_BUFFER_HEADER_SIZE || e > lim) e = ETW_BUFFER_HEADER_SIZE;
-    return e;
-}
-
-/* The most a compressed buffer may decompress to: its FilledBytes, but
- * never more than the trace's BufferSize (r->decomp_cap). */
-static uint32_t decompressed_cap(const etw_reader *r, const etw_buffer_header *h) {
-    uint32_t cap = r->decomp_cap;
-    if (h->filled_bytes >= ETW_BUFFER_HEADER_SIZE && h->filled_bytes < cap) cap = h->filled_bytes;
-    return cap;
-}
-
-/* Are raw[0..n) (n <= PROBE_BYTES bytes at a candidate offset, `left` bytes
- * before the end of the input) a buffer header we can believe? Used where
- * the size chain leads (a bad BufferSize is then tolerated: need_size 0)
- * and to find the next buffer after damage (need_size 1). The fields must be
- * in range and the first record (decompressed when needed) must start with
- * a known header; an empty buffer must say it is empty. */
-static int judge(const etw_reader *r, const uint8_t *raw, size_t n, uint64_t left, int need_size,
-                 etw_buffer_header *h) {
-    if (n < ETW_BUFFER_HEADER_SIZE + 8 || left < ETW_BUFFER_HEADER_SIZE + 8) return 0;
-    const char *msg;
-    (void)etw_buffer_header_parse(raw, h, &msg); /* fills h whatever it says */
-    if (!fields_ok(h)) return 0;
-    int sized = size_ok(r, h->buffer_size);
-    if (need_size && !sized) return 0;
-    uint8_t first[PROBE_RECORD];
-    const uint8_t *rec;
-    size_t avail;
-    if (h->flags & ETW_BUFFER_FLAG_COMPRESSED) {
-        if (h->filled_bytes < ETW_BUFFER_HEADER_SIZE + PROBE_RECORD || h->filled_bytes > r->max_buffer)
-            return 0;
-        size_t got = 0;
-        etw_xpress_decompress(raw + ETW_BUFFER_HEADER_SIZE, n - ETW_BUFFER_HEADER_SIZE, first,
-                              sizeof first, &got);
-        if (got < sizeof first) return 0;
-        rec = first;
-        avail = decompressed_cap(r, h) - ETW_BUFFER_HEADER_SIZE;
-    } else {
-        /* Where the chain led, the size may be the lie: judge the data
-         * SavedOffset/FilledBytes state within the file. */
-        uint64_t extent = need_size && h->buffer_size < left ? h->buffer_size : left;
-        if (extent > r->max_buffer) extent = r->max_buffer;
-        uint32_t end = data_end_within(h, extent);
-        if (end == ETW_BUFFER_HEADER_SIZE) /* an empty buffer says so; garbage sizes fall back to 0x48 */
-            return h->saved_offset == ETW_BUFFER_HEADER_SIZE || h->filled_bytes == ETW_BUFFER_HEADER_SIZE;
-        if (n < ETW_BUFFER_HEADER_SIZE + PROBE_RECORD) return 0;
-        rec = raw + ETW_BUFFER_HEADER_SIZE;
-        avail = end - ETW_BUFFER_HEADER_SIZE;
-    }
-    return etw_record_head_plausible(rec, PROBE_RECORD, avail);
-}
-
-/* n bytes at off (file input): from the read-ahead window when the index
- * walks buffers of at most INDEX_SMALL bytes, else one read. */
-static long long read_ahead(etw_reader *r, uint64_t off, void *buf, size_t n) {
-    if (r->win_len && off >= r->win_off && off - r->win_off <= r->win_len &&
-        n <= r->win_len - (off - r->win_off)) {
-        memcpy(buf, r->win + (off - r->win_off), n);
-        return (long long)n;
-    }
-    /* input in memory reads for free: no window */
-    if (r->mem || r->win_hint > INDEX_SMALL || n > INDEX_WINDOW || !grow(r, &r->win, &r->win_cap, INDEX_WINDOW))
-        return r->in.read_at(r->in.ctx, off, buf, n);
-    r->win_len = 0;
-    uint64_t left = r->in.size > off ? r->in.size - off : 0;
-    size_t want = left < INDEX_WINDOW ? (size_t)left : INDEX_WINDOW;
-    long long k = r->in.read_at(r->in.ctx, off, r->win, want);
-    if (k < 0) return k;
-    r->win_off = off;
-    r->win_len = (size_t)k;
-    size_t c = (size_t)k < n ? (size_t)k : n;
-    memcpy(buf, r->win, c);
-    return (long long)c;
-}
-
-/* judge() at a file offset (one small read for file input). */
-static int plausible_at(etw_reader *r, uint64_t off, int need_size, etw_buffer_header *h) {
-    if (off >= r->in.size) return 0;
-    uint64_t left = r->in.size - off;
-    size_t want = left < PROBE_BYTES ? (size_t)left : PROBE_BYTES;
-    if (r->mem) return judge(r, r->mem + off, want, left, need_size, h);
-    r->probe_len = 0;
-    if (read_ahead(r, off, r->probe_raw, want) != (long long)want) return 0;
-    r->probe_off = off;
-    r->probe_len = want;
-    return judge(r, r->probe_raw, want, left, need_size, h);
-}
-
-/* Does the candidate buffer at off (header h) chain on: its size leads to
- * the end of the input or to another believable header? */
-static int confirmed(etw_reader *r, uint64_t off, const etw_buffer_header *h) {
-    etw_buffer_header nh;
-    uint64_t next = off + h->buffer_size;
-    return next == r->in.size || (next < r->in.size && plausible_at(r, next, 0, &nh));
-}
-
-/* A candidate header inside a buffer that the end of the file cut (its
- * BufferSize runs past the end): whatever lies there was written as that
- * buffer's data, so a header-like pattern in it is believed only when it
- * agrees with what is known already: the cut buffer's logger, a processor
- * the log-file header counts, and the trace's buffer size where the cut
- * buffer has it (uncompressed buffers of one trace share it). */
-static int agrees_with_cut(const etw_reader *r, const etw_buffer_header *h) {
-    const etw_buffer_header *c = &r->cut;
-    if (h->logger_id != c->logger_id) return 0;
-    uint32_t nproc = r->lf.number_of_processors;
-    if (nproc && (h->flags & ETW_BUFFER_FLAG_PROC_INDEX) && h->cpu >= nproc) return 0;
-    if (r->lf_buffer_size && c->buffer_size == r->lf_buffer_size &&
-        !((h->flags | c->flags) & ETW_BUFFER_FLAG_COMPRESSED) && h->buffer_size != r->lf_buffer_size)
-        return 0;
-    return 1;
-}
-
-/* After damage at `from`: the offset of the next believable buffer header,
- * or the input size when there is none. The input is read in windows that
- * overlap by PROBE_BYTES and every candidate is judged in memory: the cost
- * is linear in the bytes scanned. Among candidates, one whose size chains
- * on to another buffer wins over one whose does not (a header-like pattern
- * in a payload), looking no further than the first one's own size. */
-static uint64_t resync(etw_reader *r, uint64_t from) {
-    etw_buffer_header h;
-    uint64_t first = r->in.size, limit = r->in.size;
-    for (uint64_t base = from; base < limit; base += RESYNC_WINDOW) {
-        uint64_t left = r->in.size - base;
-        size_t want = RESYNC_WINDOW + PROBE_BYTES;
-        if (left < want) want = (size_t)left;
-        const uint8_t *win;
-        size_t got;
-        if (r->mem) {
-            win = r->mem + base;
-            got = want;
-        } else {
-            if (!grow(r, &r->tmp, &r->tmp_cap, RESYNC_WINDOW + PROBE_BYTES)) break;
-            long long k = r->in.read_at(r->in.ctx, base, r->tmp, want);
-            if (k < 0) break;
-            win = r->tmp;
-            got = (size_t)k;
-        }
-        if (got < ETW_BUFFER_HEADER_SIZE + 8) break;
-        size_t last = got - (ETW_BUFFER_HEADER_SIZE + 8);
-        if (last >= RESYNC_WINDOW) last = RESYNC_WINDOW - 1;
-        if (limit - base <= last) last = (size_t)(limit - base - 1);
-        for (size_t i = 0; i <= last; i++) {
-            const uint8_t *p = win + i;
-            /* The cheap fields first, in place. */
-            if (!size_ok(r, etw_le32(p)) || etw_le32(p + 0x2C) > ETW_BUFFER_STATE_MAX ||
-                etw_le16(p + 0x36) > ETW_BUFFER_TYPE_MAX || (etw_le16(p + 0x34) & ~ETW_BUFFER_FLAGS_KNOWN))
-                continue;
-            size_t n = got - i < PROBE_BYTES ? got - i : PROBE_BYTES;
-            if (!judge(r, p, n, left - i, 1, &h)) continue;
-            if (r->cut_active && base + i < r->cut_end && !agrees_with_cut(r, &h)) continue;
-            if (confirmed(r, base + i, &h)) return base + i;
-            if (first == r->in.size) {
-                first = base + i;
-                limit = first + h.buffer_size < r->in.size ? first + h.buffer_size : r->in.size;
-                if (limit - base <= last) last = (size_t)(limit - base - 1);
-            }
-        }
-    }
-    return first;
-}
-
-static etw_status index_push(etw_reader *r, uint32_t *cap, const buf_entry *e) {
-    if (r->nbufs == *cap) {
-        uint32_t nc = *cap ? *cap * 2 : 64;
-        buf_entry *nb = etw_alloc(&r->alloc, (size_t)nc * sizeof *nb);
-        if (!nb) return ETW_E_NOMEM;
-        if (r->nbufs) memcpy(nb, r->bufs, r->nbufs * sizeof *nb);
-        etw_free(&r->alloc, r->bufs);
-        r->bufs = nb;
-        *cap = nc;
-    }
-    r->bufs[r->nbufs++] = *e;
-    return ETW_OK;
-}
-
-/* The index entry of the buffer at off that takes `extent` bytes of the file
- * (its BufferSize when that is right, else what the chain found). */
-static buf_entry entry_make(const etw_reader *r, uint64_t off, const etw_buffer_header *h,
-                            uint64_t extent) {
-    buf_entry e;
-    e.offset = off;
-    if (extent > r->in.size - off) extent = r->in.size - off;
-    if (extent > r->max_buffer) extent = r->max_buffer;
-    e.disk_size = (uint32_t)extent;
-    e.sequence = h->sequence;
-    e.cpu = h->cpu;
-    e.flags = h->flags;
-    e.type = h->type;
-    if (h->flags & ETW_BUFFER_FLAG_COMPRESSED)
-        /* The uncompressed size is not stored; FilledBytes is the size the
-         * data had before compression (checked on real traces). */
-        e.data_end = decompressed_cap(r, h);
-    else
-        e.data_end = data_end_within(h, extent);
-    return e;
-}
-
-/* Where the buffer at off (header h, already believed) ends: the offset of
- * the next buffer or the input size. A BufferSize that leads straight to a
- * well-formed buffer header (or to the end of the input) is right; when it
- * does not, the trace's own BufferSize (log-file header) is tried, then the
- * next believable header after this buffer's data. *extent receives the
- * bytes this buffer takes. */
-/* Does the trace's BufferSize lf lead from off to a buffer (or to the end)? */
-static int lf_leads(etw_reader *r, uint64_t off, uint32_t lf, uint64_t left) {
-    etw_buffer_header nh;
-    return lf == left || plausible_at(r, off + lf, 0, &nh);
-}
-
-static uint64_t chain_next(etw_reader *r, uint64_t off, const etw_buffer_header *h, uint64_t *extent) {
-    etw_buffer_header nh;
-    uint64_t left = r->in.size - off;
-    uint32_t size = h->buffer_size;
-    int sized = size_ok(r, size);
-    uint32_t own = own_data_end(r, h, left);
-    uint32_t lf = r->lf_buffer_size;
-    /* The trace's own buffer size, where it differs and lands past this
-     * buffer's data on a buffer (or on the end of the input). */
-    int lf_may = lf && lf != size && lf >= own && lf <= left;
-    if (sized && size <= left && (size == left || plausible_at(r, off + size, 0, &nh))) {
-        *extent = size;
-        if (size > lf && lf_may && lf_leads(r, off, lf, left)) {
-            /* Larger than every buffer of the trace and stepping over a
-             * buffer that starts where the trace's size says. */
-            snprintf(r->msg, sizeof r->msg,
-                     "buffer size %u is larger than the trace's %u and runs over the buffer there; buffer cut there",
-                     size, lf);
-            diag(r, ETW_E_CORRUPT, off, r->msg);
-            *extent = lf;
-        }
-        return off + *extent;
-    }
-    if (lf_may && lf_leads(r, off, lf, left)) {
-        snprintf(r->msg, sizeof r->msg,
-                 "buffer size %u does not lead to a buffer; the trace's buffer size %u does", size, lf);
-        diag(r, ETW_E_CORRUPT, off, r->msg);
-        *extent = lf;
-        return off + lf;
-    }
-    /* a buffer the end of the file cuts: what follows its data is its own */
-    r->cut_active = sized && size > left;
-    r->cut_end = off + size;
-    r->cut = *h;
-    uint64_t found = resync(r, off + own);
-    r->cut_active = 0;
-    *extent = found - off;
-    if (!sized) {
-        snprintf(r->msg, sizeof r->msg, "buffer size %u is not usable; next buffer found %llu bytes on", size,
-                 (unsigned long long)(found - off));
-        diag(r, ETW_E_CORRUPT, off, r->msg);
-    } else if (size > left) {
-        if (found < r->in.size) {
-            snprintf(r->msg, sizeof r->msg,
-                     "buffer size %u runs past the end of the file; next buffer found %llu bytes on; buffer cut there",
-                     size, (unsigned long long)(found - off));
-            diag(r, ETW_E_CORRUPT, off, r->msg);
-        } else {
-            snprintf(r->msg, sizeof r->msg, "buffer of %u bytes cut by the end of the file after %llu bytes", size,
-                     (unsigned long long)left);
-            diag(r, ETW_E_TRUNCATED, off, r->msg);
-        }
-    } else if (found < off + size) {
-        snprintf(r->msg, sizeof r->msg,
-                 "buffer size %u runs over the next buffer, found %llu bytes on; buffer cut there", size,
-                 (unsigned long long)(found - off));
-        diag(r, ETW_E_CORRUPT, off, r->msg);
-    } else {
-        snprintf(r->msg, sizeof r->msg, "no valid buffer header here; skipped %llu bytes to the next buffer",
-                 (unsigned long long)(found - off - size));
-        diag(r, ETW_E_CORRUPT, off + size, r->msg);
-        r->stats.buffers_skipped++;
-    }
-    return found;
-}
-
-/* A decompression bomb: tiny compressed buffers that each claim the most a
- * buffer may hold. Bound the whole file's decompressed size by its own. */
-static void bound_decompression(etw_reader *r) {
-    uint64_t total = 0;
-    for (uint32_t i = 0; i < r->nbufs; i++)
-        if (r->bufs[i].flags & ETW_BUFFER_FLAG_COMPRESSED) total += r->bufs[i].data_end;
-    uint64_t budget = r->in.size * DECOMP_TOTAL_RATIO;
-    if (budget < DECOMP_TOTAL_FLOOR) budget = DECOMP_TOTAL_FLOOR;
-    if (total <= budget) return;
-    for (uint32_t i = 0; i < r->nbufs; i++) {
-        buf_entry *b = &r->bufs[i];
-        uint64_t most = (uint64_t)b->disk_size * DECOMP_TOTAL_RATIO;
-        if ((b->flags & ETW_BUFFER_FLAG_COMPRESSED) && b->data_end > most) b->data_end = (uint32_t)most;
-    }
-    snprintf(r->msg, sizeof r->msg,
-             "compressed buffers claim %llu decompressed bytes from a %llu-byte file; each decompresses to at most %u times its size",
-             (unsigned long long)total, (unsigned long long)r->in.size, DECOMP_TOTAL_RATIO);
-    diag(r, ETW_E_LIMIT, 0, r->msg);
-}
-
-static etw_status build_index(etw_reader *r) {
-    uint32_t cap = 0;
-    uint64_t off = 0;
-    while (off < r->in.size) {
-        etw_buffer_header h;
-        uint8_t raw[ETW_BUFFER_HEADER_SIZE];
-        const char *msg = NULL;
-        if (r->in.size - off < ETW_BUFFER_HEADER_SIZE) {
-            snprintf(r->msg, sizeof r->msg, "%llu bytes after the last buffer are not a buffer",
-                     (unsigned long long)(r->in.size - off));
-            diag(r, ETW_E_TRUNCATED, off, r->msg);
-            break;
-        }
-        if (r->probe_len >= sizeof raw && r->probe_off == off) {
-            memcpy(raw, r->probe_raw, sizeof raw); /* read when the chain judged it */
-        } else {
-            long long k = read_ahead(r, off, raw, sizeof raw);
-            if (k < (long long)sizeof raw) return ETW_E_IO;
-        }
-        /* Every offset reached here is a buffer: 0 (read_header found the
-         * log-file header there) or one the chain believed. */
-        (void)etw_buffer_header_parse(raw, &h, &msg);
-        r->win_hint = h.buffer_size;
-        uint64_t extent = 0;
-        uint64_t next = chain_next(r, off, &h, &extent);
-        buf_entry e = entry_make(r, off, &h, extent);
-        if (h.flags & ETW_BUFFER_FLAG_COMPRESSED) r->stats.buffers_compressed++;
-        if (h.flags & (ETW_BUFFER_FLAG_EVENTS_LOST | ETW_BUFFER_FLAG_BUFFER_LOST)) r->stats.buffers_lost_flag++;
-        etw_status s = index_push(r, &cap, &e);
-        if (s != ETW_OK) return s;
-        off = next;
-    }
-    r->stats.buffers = r->nbufs;
-    etw_free(&r->alloc, r->win);
-    r->win = NULL;
-    r->win_cap = r->win_len = 0;
-    bound_decompression(r);
-    return r->nbufs ? ETW_OK : ETW_E_NOT_ETL;
-}
-
 /* --- loading one buffer ------------------------------------------------ */
 
-static int grow_with(const etw_allocator *a, uint8_t **p, size_t *cap, size_t need) {
+int etw_reader_grow(const etw_allocator *a, uint8_t **p, size_t *cap, size_t need) {
     if (*cap >= need && !(*cap > SHRINK_ABOVE && *cap / 4 > need)) return 1;
     size_t c = 4096;
     while (c < need) c *= 2;
@@ -653,7 +149,7 @@ etw_status etw_reader_load_buffer(const etw_reader *r, const etw_allocator *a, u
             if (L->ra_src != r) L->ra_len = 0;
             if (!(L->ra_len && b->offset >= L->ra_off && b->offset - L->ra_off <= L->ra_len &&
                   need <= L->ra_len - (b->offset - L->ra_off)) &&
-                grow_with(a, &L->ra, &L->ra_cap, LOAD_WINDOW)) {
+                etw_reader_grow(a, &L->ra, &L->ra_cap, LOAD_WINDOW)) {
                 L->ra_len = 0;
                 /* 64 buffers' worth: a window the next loads miss costs
                  * little more than the buffer alone */
@@ -674,7 +170,7 @@ etw_status etw_reader_load_buffer(const etw_reader *r, const etw_allocator *a, u
             }
             /* no memory for the window, or a short read: read it alone */
         }
-        if (!grow_with(a, &L->mem, &L->mem_cap, b->data_end)) {
+        if (!etw_reader_grow(a, &L->mem, &L->mem_cap, b->data_end)) {
             load_fail(L, ETW_E_NOMEM, b->offset, "no memory for a buffer");
             return ETW_E_NOMEM;
         }
@@ -695,7 +191,7 @@ etw_status etw_reader_load_buffer(const etw_reader *r, const etw_allocator *a, u
               : (size_t)(r->in.size - b->offset < b->disk_size ? r->in.size - b->offset : b->disk_size);
         in = r->base + b->offset;
     } else {
-        if (!grow_with(a, &L->tmp, &L->tmp_cap, b->disk_size)) {
+        if (!etw_reader_grow(a, &L->tmp, &L->tmp_cap, b->disk_size)) {
             load_fail(L, ETW_E_NOMEM, b->offset, "no memory for a buffer");
             return ETW_E_NOMEM;
         }
@@ -715,7 +211,7 @@ etw_status etw_reader_load_buffer(const etw_reader *r, const etw_allocator *a, u
     }
     size_t in_len = got - ETW_BUFFER_HEADER_SIZE;
     size_t out_cap = b->data_end - ETW_BUFFER_HEADER_SIZE;
-    if (!grow_with(a, &L->mem, &L->mem_cap, ETW_BUFFER_HEADER_SIZE + out_cap)) {
+    if (!etw_reader_grow(a, &L->mem, &L->mem_cap, ETW_BUFFER_HEADER_SIZE + out_cap)) {
         load_fail(L, ETW_E_NOMEM, b->offset, "no memory for a decompressed buffer");
         return ETW_E_NOMEM;
     }
@@ -748,7 +244,7 @@ void etw_buffer_load_free(const etw_allocator *a, etw_buffer_load *L) {
 
 /* What a load found goes into the reader's diagnostics and counts. */
 static void load_report(etw_reader *r, const etw_buffer_load *L) {
-    if (L->has_diag) diag(r, L->diag_status, L->diag_offset, L->msg);
+    if (L->has_diag) etw_reader_diag(r, L->diag_status, L->diag_offset, L->msg);
     if (L->skipped) r->stats.buffers_skipped++;
     r->stats.bytes_decompressed += L->bytes_decompressed;
 }
@@ -858,7 +354,7 @@ static void setup_clock(etw_reader *r) {
         /* No start time to anchor the clock: count from 1601 so that the
          * header's own time can still be written. */
         r->ref_ft = 0;
-        diag(r, ETW_E_CORRUPT, 0, "log-file header start time is not a valid time; times count from 1601-01-01");
+        etw_reader_diag(r, ETW_E_CORRUPT, 0, "log-file header start time is not a valid time; times count from 1601-01-01");
     }
 }
 
@@ -1205,11 +701,11 @@ static etw_status read_header(etw_reader *r) {
     r->decomp_cap = HEADER_RECORD_SPAN;
     uint64_t extent = r->in.size;
     if (h.flags & ETW_BUFFER_FLAG_COMPRESSED) {
-        if (size_ok(r, h.buffer_size)) extent = h.buffer_size;
+        if (etw_buffer_size_ok(r, h.buffer_size)) extent = h.buffer_size;
     } else if (extent > HEADER_RECORD_SPAN) {
         extent = HEADER_RECORD_SPAN;
     }
-    buf_entry first = entry_make(r, 0, &h, extent);
+    buf_entry first = etw_buffer_index_entry(r, 0, &h, extent);
     buf_entry *saved = r->bufs;
     r->bufs = &first; /* load_buffer reads the entry through r->bufs */
     stream tmp;
@@ -1246,7 +742,7 @@ static etw_status read_header(etw_reader *r) {
                                                                         : ev.pointer_size;
     /* Compressed buffers decompress to at most the trace's BufferSize; when
      * the header states none that can be right, to DEFAULT_DECOMP_CAP. */
-    r->lf_buffer_size = size_ok(r, r->lf.buffer_size) ? r->lf.buffer_size : 0;
+    r->lf_buffer_size = etw_buffer_size_ok(r, r->lf.buffer_size) ? r->lf.buffer_size : 0;
     r->decomp_cap = r->lf_buffer_size ? r->lf_buffer_size : DEFAULT_DECOMP_CAP;
     if (r->decomp_cap > MAX_DECOMP_CAP) r->decomp_cap = MAX_DECOMP_CAP;
     if (r->decomp_cap > r->max_buffer) r->decomp_cap = r->max_buffer;
@@ -1267,7 +763,7 @@ done:
 
 static etw_status open_common(etw_reader **out, etw_reader *r) {
     etw_status s = read_header(r);
-    if (s == ETW_OK) s = build_index(r);
+    if (s == ETW_OK) s = etw_buffer_index_build(r);
     if (s == ETW_OK) {
         setup_clock(r);
         r->lf_event.timestamp = etw_reader_to_filetime(r, r->lf_event.raw_timestamp);
