@@ -10,7 +10,7 @@
  *
  * The records are cut into one part per <provider>, so that a trace pays
  * for the providers it uses only (ClrEtwAll.man declares five; a trace with
- * one Rundown event needs a tenth of it). A part is a whole manifest of its
+ * one Rundown event needs an eighth of it). A part is a whole manifest of its
  * own: every element but the other providers, and of the string table only
  * the <string> elements whose ids the part's provider (or anything outside
  * the providers) names as $(string.ID); lines stay those of the XML. A
