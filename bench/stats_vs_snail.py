@@ -36,12 +36,14 @@ The traces:
     run per sample.
 
 The floors. When build/bench_floor exists (bench/bench_floor.c; --floor
-PATH), two more processes run interleaved with the tools on each trace:
+PATH), three more processes run interleaved with the tools on each trace:
 "floor: read" starts and reads every byte of the file, "floor: events"
 starts and takes every event from the library's reader (decompressed,
-parsed, merged; no schema, no name, no count). Each is printed as a
-multiple of snail's CPU too: what is left between "floor: events" and a
-target is all a summary may spend on knowing its events.
+parsed, merged; no schema, no name, no count), "floor: names" also finds
+each event's schema with a decoder (what naming the events costs; no
+count, process, payload check or stack). Each is printed as a multiple of
+snail's CPU too: what is left between a floor and a target is all a
+summary may spend on what that floor does not do.
 
 What the two print. snail-tool-etl --summary: the file header (times,
 clock, pointer size, processors, buffers, log-file mode, compression), the
@@ -186,9 +188,9 @@ def bench(name, ours, peer, runs, repeat, floors=()):
     print("%s%s (%d runs each, interleaved; median)" % (name, times, runs))
     for tool, _ in tools:
         c, w = med[tool]
-        spread = "%.3f..%.3f" % (min(res[tool][0]), max(res[tool][0]))
-        print("  %-13s cpu %8.3f s (%s)  wall %8.3f s  %5.2fx snail" % (tool, c, spread, w,
-                                                                       c / med["snail"][0] if med["snail"][0] else 0))
+        spread = "%.1f..%.1f" % (min(res[tool][0]) * 1e3, max(res[tool][0]) * 1e3)
+        print("  %-13s cpu %7.2f ms (%s)  wall %7.2f ms  %5.2fx snail" % (tool, c * 1e3, spread, w * 1e3,
+                                                                         c / med["snail"][0] if med["snail"][0] else 0))
     ratio = med["etwdump"][0] / med["snail"][0] if med["snail"][0] > 0 else float("inf")
     print("  ratio    cpu %.2fx  wall %.2fx" % (ratio, med["etwdump"][1] / med["snail"][1]))
     return ratio
@@ -226,7 +228,8 @@ def main():
         for name, path, repeat in traces:
             floors = []
             if os.path.exists(a.floor):
-                floors = [("floor: read", [a.floor, "read", path]), ("floor: events", [a.floor, "events", path])]
+                floors = [("floor: read", [a.floor, "read", path]), ("floor: events", [a.floor, "events", path]),
+                          ("floor: names", [a.floor, "names", path])]
             r = bench(name, [a.etwdump] + ours_opts + [path], [a.snail, "--summary", "--no-progress", path],
                       a.runs, repeat, floors)
             worst = max(worst, r)
