@@ -60,8 +60,10 @@ static const struct {
 };
 
 /* The parts of all the manifests, numbered across them (etw_builtin_loader):
- * one per provider. At most 32 (the loader's bits). */
+ * one per provider of every manifest above (one manifest today). At most 32:
+ * the loader's bits. */
 #define NPARTS (sizeof clr_providers / sizeof clr_providers[0])
+_Static_assert(NPARTS <= 32, "etw_builtin_loader holds a bit per part");
 
 size_t etw_builtin_manifest_count(void) { return NMANIFESTS; }
 

@@ -43,7 +43,8 @@ typedef struct etw_builtin_manifest {
 } etw_builtin_manifest;
 
 /* The records of part j of b (providers[j]'s) in *rec and *len;
- * ETW_E_NOT_FOUND past the last part. */
+ * ETW_E_NOT_FOUND past the last part, ETW_E_CORRUPT when the parts' lengths
+ * run past the records. */
 etw_status etw_builtin_manifest_part(const etw_builtin_manifest *b, size_t j, const unsigned char **rec,
                                      size_t *len);
 
