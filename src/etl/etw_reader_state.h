@@ -28,6 +28,8 @@
 #define INDEX_SMALL (16u * 1024u)
 #define INDEX_WINDOW (256u * 1024u)
 
+/* One buffer of the index (etw_buffer_index.c): where it is and what its
+ * header said. */
 typedef struct buf_entry {
     uint64_t offset;    /* file offset of the buffer header */
     uint32_t disk_size; /* bytes of the buffer present in the file */
@@ -38,6 +40,8 @@ typedef struct buf_entry {
     uint16_t type;
 } buf_entry;
 
+/* One processor's buffers (or all of them, in file order) and the buffer
+ * being read: the ordered reader merges the streams' next events. */
 typedef struct stream {
     uint32_t first;     /* its buffers: r->order[first .. first+n) */
     uint32_t n;
