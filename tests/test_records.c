@@ -270,6 +270,44 @@ static void test_event_header_ext(void) {
     ETW_CHECK_INT(ev.form, ETW_FORM_ERROR);
 }
 
+/* etw_record_find: a provider GUID whose first 32 bits are zero is a
+ * provider like another (a fuzzed trace: etw_reader_watch missed its
+ * records, which the reader then returned); a kernel record of no known
+ * group has none and never matches. */
+static void test_record_find(void) {
+    uint8_t b[0x50 * 2 + 0x28 * 2 + 8] = {0};
+    uint8_t *r = b;
+    for (int i = 0; i < 2; i++, r += 0x50) { /* EVENT_HEADER records, GUIDs 00000000-... and abcdef01-... */
+        put16(r, 0x50);
+        put16(r + 2, 0xC013);
+        put_guid(r + 0x18, i ? 0xabcdef01u : 0);
+    }
+    for (int i = 0; i < 2; i++, r += 0x28) { /* SYSTEM records: group 0xEE (none), then Process/Start */
+        put16(r, 2);
+        r[2] = 0x01;
+        r[3] = 0xC0;
+        put16(r + 4, 0x28);
+        r[6] = 1;
+        r[7] = i ? 3 : 0xEE;
+    }
+    put32(r, 0xFFFFFFFFu); /* the end marker */
+    const uint32_t end = (uint32_t)sizeof b;
+    struct {
+        uint32_t data1;
+        uint32_t at; /* UINT32_MAX: none */
+    } cases[] = {{0, 0}, {0xabcdef01u, 0x50}, {0x3d6fa8d0u, 0xA0 + 0x28}, {0x12345678u, UINT32_MAX}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint32_t pos = 0, at = 0;
+        int found = etw_record_find(b, &pos, end, &cases[i].data1, 1, &at);
+        ETW_CHECK_INT(found, cases[i].at != UINT32_MAX);
+        if (found) ETW_CHECK_INT(at, cases[i].at);
+        /* past it, nothing more of that provider (the kernel record of no
+         * group is not a zero GUID's) */
+        ETW_CHECK_INT(etw_record_find(b, &pos, end, &cases[i].data1, 1, &at), 0);
+        ETW_CHECK_INT(pos, end);
+    }
+}
+
 static void test_bad_markers(void) {
     uint8_t r[16];
     etw_event ev;
@@ -377,6 +415,7 @@ int main(void) {
     ETW_RUN(test_classic_forms);
     ETW_RUN(test_message_form);
     ETW_RUN(test_event_header_ext);
+    ETW_RUN(test_record_find);
     ETW_RUN(test_bad_markers);
     ETW_RUN(test_clock_types);
     return ETW_TEST_DONE();

@@ -348,6 +348,7 @@ int etw_record_find(const uint8_t *data, uint32_t *pos, uint32_t end, const uint
         const uint8_t *r = data + p;
         uint32_t marker = etw_le32(r);
         uint32_t size, d1 = 0;
+        int has_provider = 0; /* a GUID's data1 may be 0: only "none" never matches */
         if ((marker >> 24 & MARKER_FLAGS_TRACE) == MARKER_FLAGS_TRACE) {
             uint8_t ht = (uint8_t)(marker >> 16);
             find_kind k = ht < sizeof k_find / sizeof k_find[0] ? k_find[ht] : (find_kind){FK_NONE, 0};
@@ -356,9 +357,13 @@ int etw_record_find(const uint8_t *data, uint32_t *pos, uint32_t end, const uint
             if (size < k.min || size > end - p) break;
             if (k.kind == FK_GUID) {
                 d1 = etw_le32(r + 0x18); /* within min */
+                has_provider = 1;
             } else {
                 const etw_guid *g = group_guid(r[0x07], r[0x06]);
-                d1 = g ? g->data1 : 0;
+                if (g) {
+                    d1 = g->data1;
+                    has_provider = 1;
+                }
             }
         } else if ((marker >> 24 & MARKER_FLAGS_MESSAGE_MASK) == MARKER_FLAGS_MESSAGE) {
             size = marker & 0xFFFFu; /* never watched */
@@ -369,8 +374,8 @@ int etw_record_find(const uint8_t *data, uint32_t *pos, uint32_t end, const uint
         uint32_t here = p;
         uint32_t step = size + ((8u - (size & 7u)) & 7u);
         p = step > end - p ? end : p + step;
-        for (uint32_t k = 0; k < n; k++)
-            if (data1[k] == d1 && d1) {
+        for (uint32_t k = 0; has_provider && k < n; k++)
+            if (data1[k] == d1) {
                 *pos = p;
                 *at = here;
                 return 1;
