@@ -1,12 +1,13 @@
 /* test_manifest_replay.c - the built-in manifest's pre-parsed records
- * (etw_manifest_replay.h, made at build time by tools/embed/etw_embed.c and
- * loaded by etw_manifest_load_replay) against the XML they were made from,
+ * (etw_manifest_replay.h, made at build time by tools/embed/etw_embed.c, one
+ * part per provider, and loaded by etw_manifest_load_replay; here every part
+ * into one set, in order) against the XML they were made from,
  * loaded through expat (etw_manifest_load_xml): the same providers, events,
  * descriptor values, names, symbols, messages, lines, and for every
  * (provider, id, version) at both pointer sizes the same schema (properties
  * with their types, flags, counts, lengths, struct members, maps and their
  * entries). The comparison is shown to catch a replay with one attribute
- * dropped or one line moved. Then malformed records (cut at many lengths,
+ * dropped or one line moved in one part. Then malformed records (cut at many lengths,
  * bytes changed, each kind of bad record) fail cleanly, loading nothing,
  * and the loader's limits hold in the replay as in the XML walk. */
 #include <stdint.h>
