@@ -54,13 +54,17 @@ static int floor_read(const char *path) {
     return 0;
 }
 
-static int floor_events(const char *path) {
+/* The library's reader on path (its defaults: mapped), or NULL, said. */
+static etw_reader *open_reader(const char *path) {
     etw_reader *r = NULL;
     etw_status s = etw_reader_open_file(&r, path, NULL);
-    if (s != ETW_OK) {
-        fprintf(stderr, "%s: %s\n", path, etw_strerror(s));
-        return 1;
-    }
+    if (s != ETW_OK) fprintf(stderr, "%s: %s\n", path, etw_strerror(s));
+    return s == ETW_OK ? r : NULL;
+}
+
+static int floor_events(const char *path) {
+    etw_reader *r = open_reader(path);
+    if (!r) return 1;
     const etw_event *ev;
     uint64_t events = 0, sum = 0;
     while (etw_reader_next_ref(r, &ev) == ETW_OK) {
@@ -73,12 +77,8 @@ static int floor_events(const char *path) {
 }
 
 static int floor_names(const char *path) {
-    etw_reader *r = NULL;
-    etw_status s = etw_reader_open_file(&r, path, NULL);
-    if (s != ETW_OK) {
-        fprintf(stderr, "%s: %s\n", path, etw_strerror(s));
-        return 1;
-    }
+    etw_reader *r = open_reader(path);
+    if (!r) return 1;
     etw_decoder *d = NULL;
     if (etw_decoder_new(&d, NULL) != ETW_OK) {
         etw_reader_close(r);

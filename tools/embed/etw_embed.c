@@ -295,15 +295,16 @@ static uint32_t attribute(const walk *k, size_t i, const char *name) {
 typedef struct parts {
     size_t n;          /* parts: the providers, or 1 */
     size_t *provider;  /* per part: the word where its provider starts (SIZE_MAX: none) */
-    unsigned char *refs; /* per part, a byte per string: an id its provider names */
-    unsigned char *common; /* a byte per string: an id named outside the providers */
+    unsigned char *refs; /* per part, a byte per string (and one more): an id its provider names */
+    unsigned char *common; /* the same: an id named outside the providers */
 } parts;
 
-/* Find the providers and the ids each names. */
+/* Find the providers and the ids each names (a byte per string, and one
+ * more, so that no array is empty). */
 static void find_parts(const walk *k, parts *pt) {
-    uint32_t ns = k->strings.n;
+    size_t ns = (size_t)k->strings.n + 1;
     memset(pt, 0, sizeof *pt);
-    pt->common = xrealloc(NULL, ns ? ns : 1);
+    pt->common = xrealloc(NULL, ns);
     memset(pt->common, 0, ns);
     size_t inside = SIZE_MAX; /* the end of the provider being walked */
     unsigned char *refs = pt->common;
@@ -319,8 +320,8 @@ static void find_parts(const walk *k, parts *pt) {
         }
         if (inside == SIZE_MAX && strcmp(local(k->strings.v[k->w[i + 1]].s), "provider") == 0) {
             pt->provider = xrealloc(pt->provider, (pt->n + 1) * sizeof *pt->provider);
-            pt->refs = xrealloc(pt->refs, (pt->n + 1) * (size_t)(ns ? ns : 1));
-            refs = pt->refs + pt->n * (size_t)(ns ? ns : 1);
+            pt->refs = xrealloc(pt->refs, (pt->n + 1) * ns);
+            refs = pt->refs + pt->n * ns;
             memset(refs, 0, ns);
             pt->provider[pt->n++] = i;
             inside = skip_element(k, i);
@@ -332,7 +333,7 @@ static void find_parts(const walk *k, parts *pt) {
         pt->n = 1;
         pt->provider = xrealloc(NULL, sizeof *pt->provider);
         pt->provider[0] = SIZE_MAX;
-        pt->refs = xrealloc(NULL, ns ? ns : 1);
+        pt->refs = xrealloc(NULL, ns);
         memset(pt->refs, 1, ns);
     }
 }
@@ -340,7 +341,7 @@ static void find_parts(const walk *k, parts *pt) {
 /* Part p of k as a walk of its own (strings counted anew). */
 static void make_part(const walk *k, const parts *pt, size_t p, walk *out) {
     memset(out, 0, sizeof *out);
-    const unsigned char *refs = pt->refs + p * (size_t)(k->strings.n ? k->strings.n : 1);
+    const unsigned char *refs = pt->refs + p * ((size_t)k->strings.n + 1);
     size_t depth = 0;
     uint32_t table_depth = 0; /* depth of the <stringTable> being walked (0: none) */
     for (size_t i = 0; i < k->n;) {
